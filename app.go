@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/vault"
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// exitError carries an exit code through urfave/cli without a stack trace.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// run is main without os.Exit, so the whole CLI is testable in-process.
+func run(args []string) int {
+	ambient, guardErr := tools.Guard()
+	a := &app{ambient: ambient, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	if guardErr != nil {
+		fmt.Fprintf(a.stderr, "hush: warning: %v\n", guardErr)
+	}
+	return a.main(args)
+}
+
+// app is built once per process and handed to every command. Its fields
+// that touch the disk are lazy, so `hush --version` reads nothing.
+type app struct {
+	ambient map[string]string // the environment hush was started with (in memory only)
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+
+	// workDir, when set, replaces the current directory as the project root.
+	workDir string
+
+	once    sync.Once
+	dirs    config.Dirs
+	cfg     config.Config
+	initErr error
+
+	vaultOnce sync.Once
+	vault     *vault.Layered
+	proxy     *vault.Proxy
+	vaultErr  error
+	warned    bool
+}
+
+func (a *app) main(args []string) int {
+	cliApp := a.cliApp()
+	err := cliApp.Run(args)
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+	}
+	return code
+}
+
+func (a *app) cliApp() *cli.App {
+	return &cli.App{
+		Name:    "hush",
+		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",
+		Version: version,
+		Description: "hush chats with a model that calls tools (a host shell, background processes,\n" +
+			"MCP servers, a shell in a container). Tools start with a clean environment:\n" +
+			"a secret reaches a tool only through a ${NAME} reference the permission gate allowed.\n\n" +
+			"Files: config.toml and mcp.json in the config dir ($HUSH_CONFIG_DIR, else\n" +
+			"$XDG_CONFIG_HOME/hush); vault.env and audit.jsonl in the data dir ($HUSH_DATA_DIR,\n" +
+			"else $XDG_DATA_HOME/hush).",
+		Reader:    a.stdin,
+		Writer:    a.stdout,
+		ErrWriter: a.stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
+		},
+		Before: func(c *cli.Context) error {
+			if d := c.String("dir"); d != "" {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return err
+				}
+				a.workDir = abs
+			}
+			return nil
+		},
+		Commands: []*cli.Command{
+			a.envCommand(),
+		},
+		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
+		HideHelpCommand: true,
+	}
+}
+
+// projectDir is the project root tools run in.
+func (a *app) projectDir() (string, error) {
+	if a.workDir != "" {
+		return a.workDir, nil
+	}
+	return os.Getwd()
+}
+
+// init loads the directories and config.toml once.
+func (a *app) init() error {
+	a.once.Do(func() {
+		a.dirs, a.initErr = config.ResolveDirs(a.ambient)
+		if a.initErr != nil {
+			return
+		}
+		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
+	})
+	return a.initErr
+}
+
+// openVault builds the layered vault: the configured backend behind a
+// forwarding proxy, the legacy project .env, and the real environment.
+func (a *app) openVault() (*vault.Layered, error) {
+	a.vaultOnce.Do(func() {
+		if err := a.init(); err != nil {
+			a.vaultErr = err
+			return
+		}
+		backend := a.cfg.Vault.Backend
+		if backend == "" {
+			backend = "envfile"
+		}
+		reg := vault.NewRegistry()
+		v, err := reg.Open(backend, a.dirs.Data)
+		if err != nil {
+			a.vaultErr = err
+			return
+		}
+		a.proxy = vault.NewProxy(v)
+		dir, err := a.projectDir()
+		if err != nil {
+			a.vaultErr = err
+			return
+		}
+		dotEnvPath := filepath.Join(dir, ".env")
+		dotEnv, err := config.LoadDotEnv(dotEnvPath)
+		if err != nil {
+			a.vaultErr = err
+			return
+		}
+		if len(dotEnv) > 0 {
+			fmt.Fprintf(a.stderr, "hush: warning: %s holds %d secret(s) in the project directory; move them into the vault with `hush vault import %s`\n",
+				dotEnvPath, len(dotEnv), dotEnvPath)
+		}
+		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: tools.IsCredentialName}
+	})
+	return a.vault, a.vaultErr
+}

@@ -1,0 +1,197 @@
+// Package config owns how hush reads its settings: the legacy .env parser
+// (LoadDotEnv, which returns a map and never writes the process
+// environment), where hush's files live, and config.toml.
+//
+// Nothing here writes the process environment or starts a process, and no
+// error built here echoes a value from a .env file.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the config file in the config dir.
+const FileName = "config.toml"
+
+// Config is config.toml. Every string that may hold a secret reference
+// (api_key, set values, MCP env) is a ${NAME} template resolved through the
+// gated vault at use, never at load.
+type Config struct {
+	Model   Model                 `toml:"model"`
+	Vault   VaultConfig           `toml:"vault"`
+	Tools   map[string]ToolConfig `toml:"tools"`
+	Rules   []Rule                `toml:"rules"`
+	MCP     map[string]MCPServer  `toml:"mcp"`
+	Turn    TurnConfig            `toml:"turn"`
+	Project ProjectConfig         `toml:"project"`
+}
+
+// Model picks the provider the agent talks to.
+type Model struct {
+	Provider string `toml:"provider"` // openai | anthropic | replay
+	BaseURL  string `toml:"base_url"`
+	Name     string `toml:"model"`
+	APIKey   string `toml:"api_key"` // a ${NAME} reference
+	Replay   string `toml:"replay"`  // replay file, for provider = "replay"
+}
+
+// VaultConfig picks the vault backend.
+type VaultConfig struct {
+	Backend string `toml:"backend"` // envfile (default) | keyring
+}
+
+// ToolConfig is one tool's spawn policy (see tools.Policy).
+type ToolConfig struct {
+	Inherit string            `toml:"inherit"` // core | none | all
+	Include []string          `toml:"include"`
+	Exclude []string          `toml:"exclude"`
+	Set     map[string]string `toml:"set"`
+	Secrets []string          `toml:"secrets"`
+	Timeout Duration          `toml:"timeout"`
+	Image   string            `toml:"image"`   // dockerbash
+	Network string            `toml:"network"` // dockerbash
+	Mask    []string          `toml:"mask"`    // dockerbash: extra files hidden in /app
+	// Seed-001 options.
+	HomeDir    string  `toml:"home_dir"`
+	IsolateNpm bool    `toml:"isolate_npm"`
+	Proxy      *string `toml:"proxy"`
+}
+
+// Rule is one PermissionGate rule: globs on the gate id and the subject.
+type Rule struct {
+	Gate     string `toml:"gate"`     // e.g. "vault.read:GITHUB_TOKEN", "tool.run:*"
+	Subject  string `toml:"subject"`  // e.g. "bash", "mcp:github", "*"
+	Decision string `toml:"decision"` // allow | deny | ask
+}
+
+// MCPServer is one stdio MCP server, in the shape of the de-facto mcpServers
+// JSON (command, args, env).
+type MCPServer struct {
+	Command  string            `toml:"command"`
+	Args     []string          `toml:"args"`
+	Env      map[string]string `toml:"env"`
+	Dir      string            `toml:"dir"`
+	Timeout  Duration          `toml:"timeout"`
+	Disabled bool              `toml:"disabled"`
+}
+
+// TurnConfig bounds one agent turn.
+type TurnConfig struct {
+	MaxSteps int    `toml:"max_steps"`
+	System   string `toml:"system"`
+}
+
+// ProjectConfig lists projects the user trusts to widen the gate.
+type ProjectConfig struct {
+	Trusted []string `toml:"trusted"`
+}
+
+// Duration is a time.Duration written as "30s" or "2m" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("not a duration (want e.g. \"30s\" or \"2m\"): %q", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ErrConfig marks a config file the user must fix.
+var ErrConfig = errors.New("invalid config")
+
+// Load reads config.toml from path. A missing file is the zero Config.
+// Unknown keys and values of the wrong type are errors naming the key.
+func Load(path string) (Config, error) {
+	var c Config
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read %s: %w", path, err)
+	}
+	md, err := toml.Decode(string(data), &c)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, pe.Position.Line, pe.Message)
+		}
+		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, 0, len(und))
+		for _, k := range und {
+			keys = append(keys, k.String())
+		}
+		sort.Strings(keys)
+		return c, fmt.Errorf("%w: %s: unknown key %s", ErrConfig, path, strings.Join(keys, ", "))
+	}
+	if err := c.validate(); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	switch c.Model.Provider {
+	case "", "openai", "anthropic", "replay":
+	default:
+		return fmt.Errorf("model.provider %q: want openai, anthropic or replay", c.Model.Provider)
+	}
+	switch c.Vault.Backend {
+	case "", "envfile", "keyring":
+	default:
+		return fmt.Errorf("vault.backend %q: want envfile or keyring", c.Vault.Backend)
+	}
+	for name, t := range c.Tools {
+		switch t.Inherit {
+		case "", "core", "none", "all":
+		default:
+			return fmt.Errorf("tools.%s.inherit %q: want core, none or all", name, t.Inherit)
+		}
+		for _, g := range append(append([]string{}, t.Include...), t.Exclude...) {
+			if _, err := filepath.Match(g, ""); err != nil {
+				return fmt.Errorf("tools.%s: bad glob %q", name, g)
+			}
+		}
+	}
+	for i, r := range c.Rules {
+		switch r.Decision {
+		case "allow", "deny", "ask":
+		default:
+			return fmt.Errorf("rules[%d].decision %q: want allow, deny or ask", i, r.Decision)
+		}
+		if r.Gate == "" {
+			return fmt.Errorf("rules[%d]: gate is empty (e.g. gate = \"vault.read:GITHUB_TOKEN\")", i)
+		}
+		for _, g := range []string{r.Gate, r.Subject} {
+			if _, err := filepath.Match(g, ""); err != nil {
+				return fmt.Errorf("rules[%d]: bad glob %q", i, g)
+			}
+		}
+	}
+	for name, s := range c.MCP {
+		if s.Command == "" {
+			return fmt.Errorf("mcp.%s.command is empty", name)
+		}
+	}
+	if c.Turn.MaxSteps < 0 {
+		return errors.New("turn.max_steps must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/joho/godotenv"
+)
+
+// ErrMalformedDotEnv is returned (wrapped) when a .env file cannot be parsed.
+var ErrMalformedDotEnv = errors.New("malformed .env file")
+
+// LoadDotEnv reads a .env file into a map and nothing else: it never writes
+// the process environment (godotenv's Load and Overload do; hush uses only
+// its parser). A missing file is an empty map. A malformed file is an error
+// that names the file and the line; the parser's own message is dropped
+// because it quotes the text near the fault, which may be a secret value.
+func LoadDotEnv(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ParseDotEnv(path, data)
+}
+
+// ParseDotEnv parses .env content; name is used in errors only.
+func ParseDotEnv(name string, data []byte) (map[string]string, error) {
+	m, err := godotenv.UnmarshalBytes(data)
+	if err == nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s line %d: %w (the line is not shown, it may hold a secret)",
+		name, faultLine(data), ErrMalformedDotEnv)
+}
+
+// faultLine finds the line an entry that fails to parse starts on: the
+// longest prefix of whole lines that still parses ends just before it.
+// It runs only on the error path, so its quadratic cost does not matter.
+func faultLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	good := 0
+	for k := 1; k <= len(lines); k++ {
+		if _, err := godotenv.UnmarshalBytes(bytes.Join(lines[:k], nil)); err == nil {
+			good = k
+		}
+	}
+	if good >= len(lines) {
+		return len(lines)
+	}
+	return good + 1
+}

@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"net/url"
+	"path"
+	"strings"
+)
+
+// The lists in this file are the only copies in hush. The env builder reads
+// them for every child; the vault's layered view reads IsCredentialName to
+// decide which process variables are secrets; `hush env` and `hush audit`
+// read them to explain a policy.
+
+// coreNames is the hygiene allowlist a child gets under inherit = "core":
+// what shells and compilers need to behave, nothing that authenticates.
+var coreNames = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "NO_COLOR",
+	"LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "EDITOR", "VISUAL", "PAGER",
+}
+
+// MCPBaseNames is the set the MCP SDKs pass to a stdio server by default;
+// an MCP server gets these plus exactly the env its config names.
+var MCPBaseNames = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// credentialSubstrings mark a name as a credential wherever they appear in
+// its upper-cased form.
+var credentialSubstrings = []string{
+	"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+	"AUTH", "PRIVATE", "COOKIE", "SESSION_ID", "SIGNATURE",
+}
+
+// credentialPrefixes and credentialSuffixes mark whole families of names.
+var (
+	credentialPrefixes = []string{"AWS_", "AZURE_", "GCP_", "GOOGLE_", "VAULT_", "NPM_CONFIG__AUTH", "DOCKER_AUTH"}
+	credentialSuffixes = []string{"_PAT", "_PWD", "_PASS", "_DSN"}
+)
+
+// loaderNames can make a child load code of the parent's choosing; they
+// never pass to a child, whatever the policy says.
+var loaderNames = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_*", "DYLD_*"}
+
+// CoreNames returns a copy of the core allowlist (globs allowed).
+func CoreNames() []string { return append([]string(nil), coreNames...) }
+
+// IsCredentialName reports whether a variable name looks like it holds a
+// credential. It errs on the side of yes: a false positive costs a child a
+// variable it can still be granted through the scope; a false negative leaks.
+func IsCredentialName(name string) bool {
+	u := strings.ToUpper(name)
+	if u == "PWD" || u == "OLDPWD" {
+		return false
+	}
+	for _, s := range credentialSubstrings {
+		if strings.Contains(u, s) {
+			return true
+		}
+	}
+	for _, p := range credentialPrefixes {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	for _, s := range credentialSuffixes {
+		if strings.HasSuffix(u, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsCredentialValue reports whether a value carries a credential on its own,
+// whatever its name: today, a URL with a password in its user info
+// (postgres://user:pw@host/db, https://user:token@host).
+func IsCredentialValue(v string) bool {
+	i := strings.Index(v, "://")
+	if i <= 0 || !strings.Contains(v[i:], "@") {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil {
+		// Unparseable but shaped like scheme://user:pw@host: treat as one.
+		at := strings.LastIndex(v, "@")
+		return strings.Contains(v[i+3:at], ":")
+	}
+	if u.User == nil {
+		return false
+	}
+	_, has := u.User.Password()
+	return has
+}
+
+// IsLoaderName reports whether a name is a dynamic-loader injection variable.
+func IsLoaderName(name string) bool { return MatchAny(loaderNames, name) }
+
+// MatchAny reports whether name matches any of the glob patterns (path.Match
+// syntax: *, ?, [...]). A malformed pattern matches nothing; config
+// validation reports it before it gets here (ValidGlob).
+func MatchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidGlob reports a malformed glob pattern.
+func ValidGlob(p string) error {
+	_, err := path.Match(p, "")
+	return err
+}

@@ -1,0 +1,351 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hushcli/hush/vault"
+)
+
+// Inherit says which ambient variables a child starts from.
+type Inherit string
+
+const (
+	// InheritCore copies the core allowlist (CoreNames). The default.
+	InheritCore Inherit = "core"
+	// InheritNone copies nothing: the child gets only set, scope and extras.
+	InheritNone Inherit = "none"
+	// InheritAll copies every ambient variable that is not a credential.
+	// Credentials still enter only through the scope.
+	InheritAll Inherit = "all"
+)
+
+// ProxyOption is the seed-001 proxy setting: nil leaves proxy variables to the
+// policy; a non-nil value sets every proxy variable to URL, or clears them all
+// when URL is "".
+type ProxyOption struct{ URL string }
+
+// Policy is how one tool's child environment is built. The zero value is the
+// default: core allowlist, no extras, the tool's configured secrets.
+type Policy struct {
+	Inherit Inherit
+	// Base replaces the core allowlist as the starting set (MCP servers use
+	// MCPBaseNames). Empty means CoreNames.
+	Base []string
+	// Include adds ambient names matching these globs; Exclude removes names
+	// matching these globs from whatever was copied. Neither can bring in a
+	// credential.
+	Include []string
+	Exclude []string
+	// Set adds literal values. A value may hold ${NAME}, resolved through
+	// the grant (so through the gate).
+	Set map[string]string
+	// Secrets are the names the tool is configured to receive.
+	Secrets []string
+	// Scope is the declared secret scope of this call. nil: Secrets apply.
+	// Non-nil and empty: no secret at all, not even Secrets. Otherwise
+	// exactly these names, each through the grant (seed 002).
+	Scope []string
+
+	// Seed-001 hygiene options, all off by default.
+	HomeDir    string       // HOME points here; the real home goes in HUSH_REAL_HOME
+	EmptyNpmrc string       // NPM_CONFIG_USERCONFIG and _GLOBALCONFIG point at this empty file
+	Proxy      *ProxyOption // set or clear every proxy variable
+}
+
+// Secrets is what the env builder knows about the vault for classification:
+// which names it holds and whether a value is one of its values. It never
+// reads a value for a child; that is the grant's job.
+type Secrets interface {
+	HasName(name string) bool
+	HasValue(value string) bool
+}
+
+// Grant reads one secret for a child, through the permission gate.
+type Grant func(name string) (string, error)
+
+// EnvRequest is everything BuildEnv needs; each field is required unless
+// marked otherwise, and there is no fallback to the process environment.
+type EnvRequest struct {
+	// Ambient is hush's snapshot of the environment it was started with.
+	Ambient map[string]string
+	Policy  Policy
+	// Secrets classifies names and values; nil means an empty vault.
+	Secrets Secrets
+	// Grant resolves the scope and ${NAME} references. Required when the
+	// policy or Extra reference any secret.
+	Grant Grant
+	// Extra is the caller's env for this call (a tool argument); values may
+	// hold ${NAME}. Optional.
+	Extra map[string]string
+}
+
+// Source says why a variable is in a child's environment.
+type Source string
+
+const (
+	FromCore    Source = "core"
+	FromAll     Source = "inherit-all"
+	FromInclude Source = "include"
+	FromOption  Source = "option"
+	FromSet     Source = "set"
+	FromScope   Source = "secret"
+	FromExtra   Source = "call"
+)
+
+// Var is one variable of a built environment.
+type Var struct {
+	Name, Value string
+	Source      Source
+	// Secret is true when the value came from the vault (scope or ${NAME}).
+	Secret bool
+}
+
+// Env is a built child environment, sorted by name.
+type Env []Var
+
+// Environ returns the NAME=value list for exec. It is never nil, because a
+// nil exec.Cmd.Env means "inherit everything".
+func (e Env) Environ() []string {
+	out := make([]string, 0, len(e))
+	for _, v := range e {
+		out = append(out, v.Name+"="+v.Value)
+	}
+	return out
+}
+
+// Lookup returns the value of name in e.
+func (e Env) Lookup(name string) (string, bool) {
+	for _, v := range e {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return "", false
+}
+
+// ErrNoGrant means a secret was needed but the request had no Grant.
+var ErrNoGrant = errors.New("secret requested but no vault access was given")
+
+// Dropped explains an ambient variable a policy named but BuildEnv refused.
+type Dropped struct{ Name, Reason string }
+
+// BuildEnv builds a child's environment. It starts empty and adds, in order:
+// the base allowlist (or every ambient name under inherit = "all"), include
+// matches, minus exclude matches, the seed-001 options, set values, the
+// secret scope, and the call's extras. Credential-named variables, loader
+// variables, and any ambient value equal to a vault value or carrying a URL
+// password are never copied from the ambient environment: secrets enter only
+// through the scope or a ${NAME} reference, and a granted name gets the
+// vault's value, never the ambient one.
+func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
+	if req.Ambient == nil {
+		return nil, nil, errors.New("build env: no ambient snapshot given")
+	}
+	p := req.Policy
+	env := map[string]Var{}
+	var dropped []Dropped
+
+	ambientOK := func(name, value string) (bool, string) {
+		switch {
+		case IsLoaderName(name):
+			return false, "loader injection variable"
+		case IsCredentialName(name):
+			return false, "credential-named; grant it as a secret instead"
+		case req.Secrets != nil && req.Secrets.HasName(name):
+			return false, "held by the vault; grant it as a secret instead"
+		case req.Secrets != nil && req.Secrets.HasValue(value):
+			return false, "value equals a vault secret"
+		case IsCredentialValue(value):
+			return false, "value is a URL with a password"
+		}
+		return true, ""
+	}
+	copyAmbient := func(match func(string) bool, src Source) {
+		for name, value := range req.Ambient {
+			if !match(name) {
+				continue
+			}
+			if _, done := env[name]; done {
+				continue
+			}
+			if ok, why := ambientOK(name, value); !ok {
+				dropped = append(dropped, Dropped{name, why})
+				continue
+			}
+			env[name] = Var{Name: name, Value: value, Source: src}
+		}
+	}
+
+	switch p.Inherit {
+	case "", InheritCore:
+		base := p.Base
+		if len(base) == 0 {
+			base = coreNames
+		}
+		copyAmbient(func(n string) bool { return MatchAny(base, n) }, FromCore)
+	case InheritNone:
+	case InheritAll:
+		copyAmbient(func(string) bool { return true }, FromAll)
+	default:
+		return nil, nil, fmt.Errorf("build env: unknown inherit %q (want core, none or all)", p.Inherit)
+	}
+	if len(p.Include) > 0 {
+		copyAmbient(func(n string) bool { return MatchAny(p.Include, n) }, FromInclude)
+	}
+	for name := range env {
+		if MatchAny(p.Exclude, name) {
+			delete(env, name)
+		}
+	}
+
+	if p.HomeDir != "" {
+		if real := req.Ambient["HOME"]; real != "" {
+			env["HUSH_REAL_HOME"] = Var{Name: "HUSH_REAL_HOME", Value: real, Source: FromOption}
+		}
+		env["HOME"] = Var{Name: "HOME", Value: p.HomeDir, Source: FromOption}
+	}
+	if p.EmptyNpmrc != "" {
+		for _, n := range []string{"NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG"} {
+			env[n] = Var{Name: n, Value: p.EmptyNpmrc, Source: FromOption}
+		}
+	}
+	if p.Proxy != nil {
+		for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+			if p.Proxy.URL == "" {
+				delete(env, n)
+				continue
+			}
+			env[n] = Var{Name: n, Value: p.Proxy.URL, Source: FromOption}
+		}
+		for _, n := range []string{"NO_PROXY", "no_proxy"} {
+			delete(env, n)
+		}
+	}
+
+	// From here on values come from config, the vault or the call, so a
+	// ${NAME} in them is resolved through the grant.
+	resolve := func(v string) (string, bool, error) {
+		refs, err := vault.References(v)
+		if err != nil {
+			return "", false, err
+		}
+		if len(refs) == 0 {
+			s, err := vault.Substitute(v, nil) // unescapes $${
+			return s, false, err
+		}
+		if req.Grant == nil {
+			return "", false, ErrNoGrant
+		}
+		s, err := vault.Substitute(v, vault.Lookup(req.Grant))
+		return s, true, err
+	}
+	for _, name := range sortedNames(p.Set) {
+		if err := settable(name); err != nil {
+			return nil, nil, fmt.Errorf("build env: set %s: %w", name, err)
+		}
+		v, secret, err := resolve(p.Set[name])
+		if err != nil {
+			return nil, nil, fmt.Errorf("build env: set %s: %w", name, err)
+		}
+		env[name] = Var{Name: name, Value: v, Source: FromSet, Secret: secret}
+	}
+
+	scope := p.Secrets
+	if p.Scope != nil {
+		scope = p.Scope
+	}
+	for _, name := range scope {
+		if err := settable(name); err != nil {
+			return nil, nil, fmt.Errorf("build env: secret %s: %w", name, err)
+		}
+		if req.Grant == nil {
+			return nil, nil, fmt.Errorf("build env: secret %s: %w", name, ErrNoGrant)
+		}
+		v, err := req.Grant(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		env[name] = Var{Name: name, Value: v, Source: FromScope, Secret: true}
+	}
+
+	for _, name := range sortedNames(req.Extra) {
+		if err := settable(name); err != nil {
+			return nil, nil, fmt.Errorf("build env: %s: %w", name, err)
+		}
+		v, secret, err := resolve(req.Extra[name])
+		if err != nil {
+			return nil, nil, fmt.Errorf("build env: %s: %w", name, err)
+		}
+		env[name] = Var{Name: name, Value: v, Source: FromExtra, Secret: secret}
+	}
+
+	out := make(Env, 0, len(env))
+	for _, v := range env {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(dropped, func(i, j int) bool { return dropped[i].Name < dropped[j].Name })
+	return out, dropped, nil
+}
+
+// settable refuses names a child must not be handed explicitly either.
+func settable(name string) error {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return fmt.Errorf("invalid variable name %q", name)
+	}
+	if IsLoaderName(name) {
+		return errors.New("loader injection variables are never passed to a child")
+	}
+	return nil
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SecretSet is the usual Secrets: a snapshot of the vault's names and values.
+type SecretSet struct {
+	names  map[string]bool
+	values map[string]bool
+}
+
+// NewSecretSet snapshots all (name → value) for classification. Empty values
+// are not treated as secrets: an empty ambient variable hides nothing.
+func NewSecretSet(all map[string]string) *SecretSet {
+	s := &SecretSet{names: make(map[string]bool, len(all)), values: make(map[string]bool, len(all))}
+	for n, v := range all {
+		s.names[n] = true
+		if v != "" {
+			s.values[v] = true
+		}
+	}
+	return s
+}
+
+// HasName implements Secrets.
+func (s *SecretSet) HasName(name string) bool { return s != nil && s.names[name] }
+
+// HasValue implements Secrets.
+func (s *SecretSet) HasValue(v string) bool { return s != nil && v != "" && s.values[v] }
+
+// ContainsValue reports whether any argument holds a vault value of at least
+// min bytes, for the argv check.
+func (s *SecretSet) ContainsValue(text string, min int) bool {
+	if s == nil {
+		return false
+	}
+	for v := range s.values {
+		if len(v) >= min && strings.Contains(text, v) {
+			return true
+		}
+	}
+	return false
+}

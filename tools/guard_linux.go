@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// envFDVar tells the re-executed hush which inherited descriptor holds its
+// original environment. It carries a number, never a value.
+const envFDVar = "HUSH_ENV_FD"
+
+// Guard protects hush's own process and returns the environment hush was
+// started with, as an in-memory map. Call it first thing in main.
+//
+// /proc/<pid>/environ shows the environment a process was exec'd with, to
+// every same-user process (a tool reads it as /proc/$PPID/environ) and to
+// root whatever PR_SET_DUMPABLE says. So when hush's environment holds more
+// than the core allowlist, Guard copies it into an anonymous memfd, re-execs
+// hush (same pid) with only the core allowlist plus the descriptor number,
+// and the new image reads the original back and closes the memfd. Everything
+// hush needs from its environment (HUSH_*, DOCKER_HOST, proxy settings, API
+// keys) comes from the returned map and is handed to libraries explicitly.
+//
+// It also sets PR_SET_DUMPABLE 0 (no ptrace or /proc/<pid>/mem for same-user
+// processes) and RLIMIT_CORE 0 (no core file holding secrets).
+//
+// On failure Guard returns the current environment and an error the caller
+// prints as a warning; hush still works, but its environ is not reduced.
+func Guard() (map[string]string, error) {
+	harden()
+	if fdText, ok := syscall.Getenv(envFDVar); ok {
+		env, err := readEnvFD(fdText)
+		if err == nil {
+			return env, nil
+		}
+		return environMap(), fmt.Errorf("read the environment back from the guard: %w", err)
+	}
+	env := environMap()
+	reduced := reduce(env)
+	if len(reduced) == len(env) {
+		return env, nil // nothing outside the allowlist to hide
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+	}
+	fd, err := unix.MemfdCreate("hush-env", 0) // no CLOEXEC: it must survive the exec
+	if err != nil {
+		return env, fmt.Errorf("re-exec to hide the environment: memfd: %w", err)
+	}
+	if err := writeAll(fd, encodeEnv(os.Environ())); err != nil {
+		_ = unix.Close(fd)
+		return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+	}
+	next := make([]string, 0, len(reduced)+1)
+	for k, v := range reduced {
+		next = append(next, k+"="+v)
+	}
+	next = append(next, envFDVar+"="+strconv.Itoa(fd))
+	err = syscall.Exec(exe, os.Args, next)
+	_ = unix.Close(fd)
+	return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+}
+
+func harden() {
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
+}
+
+// GuardedEnviron returns the environment the current process was exec'd with,
+// for tests and `hush audit` to compare against.
+func GuardedEnviron() []string { return os.Environ() }
+
+func readEnvFD(fdText string) (map[string]string, error) {
+	fd, err := strconv.Atoi(fdText)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("bad %s", envFDVar)
+	}
+	defer unix.Close(fd)
+	var buf bytes.Buffer
+	chunk := make([]byte, 64<<10)
+	for off := int64(0); ; {
+		n, err := unix.Pread(fd, chunk, off)
+		if n > 0 {
+			buf.Write(chunk[:n])
+			off += int64(n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(buf.Bytes(), []byte{0}) {
+		if i := bytes.IndexByte(kv, '='); i > 0 {
+			env[string(kv[:i])] = string(kv[i+1:])
+		}
+	}
+	return env, nil
+}
+
+func encodeEnv(environ []string) []byte {
+	var b bytes.Buffer
+	for _, kv := range environ {
+		b.WriteString(kv)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+func writeAll(fd int, p []byte) error {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package tools
+
+// Guard returns the process environment as a map. Re-executing to hide the
+// environment is implemented for Linux only, where /proc exposes it.
+func Guard() (map[string]string, error) { return environMap(), nil }

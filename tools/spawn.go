@@ -1,0 +1,156 @@
+// Package tools is hush's spawn layer: the only code that builds a child
+// environment or starts a process. Every tool — bash, background processes,
+// MCP servers, anything that ever runs a program — gets its *exec.Cmd from
+// Command, with an environment from BuildEnv. No other package calls
+// os.Environ, os.Setenv, exec.Command, os.StartProcess or syscall.Exec; an
+// architecture test enforces it.
+//
+// Command never inherits the parent's environment, never puts a vault value
+// on a command line, and starts each child in a new session (no controlling
+// terminal, its own process group) so cancelling kills the whole tree.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Spec describes one child process.
+type Spec struct {
+	// Path is the program; a bare name is looked up in the PATH of Env (not
+	// hush's own PATH).
+	Path string
+	Args []string // not including the program name
+	// Dir is the working directory. Required: there is no fallback to hush's.
+	Dir string
+	// Env is the child's whole environment, from BuildEnv. Required.
+	Env Env
+	// Stdin is the child's input; nil means /dev/null.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Secrets, when set, is checked against Path and Args: a command line
+	// holding a vault value is refused before anything starts.
+	Secrets *SecretSet
+	// Outlive lets the child survive hush's exit (a background process the
+	// user asked to keep). Otherwise the kernel kills it when hush dies.
+	Outlive bool
+	// KillGrace is how long a cancelled child's group gets between SIGTERM
+	// and SIGKILL. Zero means SIGKILL at once.
+	KillGrace time.Duration
+}
+
+// ErrSecretInArgv is returned when a command line would hold a vault value.
+var ErrSecretInArgv = errors.New("refusing to start: a secret value would appear on the command line (pass it as ${NAME} in env instead)")
+
+// minArgvSecret is the shortest vault value the argv check looks for; shorter
+// values match ordinary text too often to be refused on.
+const minArgvSecret = 4
+
+// Command returns a ready, unstarted *exec.Cmd for spec.
+func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
+	if spec.Dir == "" {
+		return nil, errors.New("spawn: no working directory given")
+	}
+	if spec.Env == nil {
+		return nil, errors.New("spawn: no environment given (build one with BuildEnv)")
+	}
+	if spec.Path == "" {
+		return nil, errors.New("spawn: no program given")
+	}
+	for _, a := range append([]string{spec.Path}, spec.Args...) {
+		if spec.Secrets.ContainsValue(a, minArgvSecret) {
+			return nil, ErrSecretInArgv
+		}
+	}
+	prog, err := lookPath(spec.Path, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, prog, spec.Args...)
+	cmd.Args[0] = spec.Path
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env.Environ()
+	cmd.Stdin = spec.Stdin
+	cmd.Stdout = spec.Stdout
+	cmd.Stderr = spec.Stderr
+	// Setsid: a new session and process group, and no controlling terminal,
+	// so a tool can neither read the user's keystrokes nor be stopped by the
+	// terminal's job control, and the group id is the child's pid.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !spec.Outlive {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	grace := spec.KillGrace
+	cmd.Cancel = func() error {
+		if grace > 0 {
+			_ = KillGroup(cmd.Process.Pid, syscall.SIGTERM)
+			time.AfterFunc(grace, func() { _ = KillGroup(cmd.Process.Pid, syscall.SIGKILL) })
+			return nil
+		}
+		return KillGroup(cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// Without it a grandchild holding stdout open would keep Wait blocked.
+	cmd.WaitDelay = grace + 2*time.Second
+	return cmd, nil
+}
+
+// KillGroup signals the process group led by pid.
+func KillGroup(pid int, sig syscall.Signal) error {
+	if pid <= 0 {
+		return fmt.Errorf("kill group: bad pid %d", pid)
+	}
+	err := syscall.Kill(-pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// lookPath finds a bare program name in the child's PATH, so what runs is
+// what the child's own shell would find, not what hush's PATH says.
+func lookPath(prog string, env Env) (string, error) {
+	if containsSlash(prog) {
+		return prog, nil
+	}
+	pathList, _ := env.Lookup("PATH")
+	if pathList == "" {
+		pathList = "/usr/local/bin:/usr/bin:/bin"
+	}
+	for _, dir := range splitList(pathList) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := dir + "/" + prog
+		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("spawn: %s: %w", prog, exec.ErrNotFound)
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ':' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package vault
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Layered is the vault hush runs with: the stored backend, a legacy project
+// .env, and credential-named variables of the real environment, merged in
+// memory and never written back to any environment.
+//
+// Names: what the backend stores, plus the .env names, plus the process
+// variables IsCredential accepts. A value comes from the first layer that
+// has it: the real environment (a defined, non-empty variable wins, as the
+// seed's precedence requires), then the backend, then the legacy .env. The
+// process environment overrides a secret's value but never turns a plain
+// variable such as PATH into a secret.
+//
+// Set and Delete go to the backend.
+type Layered struct {
+	Backend Vault
+	// DotEnv is the legacy project .env, already parsed (config.LoadDotEnv).
+	DotEnv map[string]string
+	// Process is hush's snapshot of the environment it was started with.
+	Process map[string]string
+	// IsCredential decides which process variables are secrets in their own right.
+	IsCredential func(name string) bool
+}
+
+func (l *Layered) Get(name string) (string, error) {
+	names, err := l.nameSet()
+	if err != nil {
+		return "", err
+	}
+	if !names[name] {
+		return "", notFound(name)
+	}
+	if v := l.Process[name]; v != "" {
+		return v, nil
+	}
+	v, err := l.Backend.Get(name)
+	if err == nil {
+		return v, nil
+	}
+	if v, ok := l.DotEnv[name]; ok {
+		return v, nil
+	}
+	return "", err
+}
+
+func (l *Layered) Set(name, value string) error { return l.Backend.Set(name, value) }
+func (l *Layered) Delete(name string) error     { return l.Backend.Delete(name) }
+
+func (l *Layered) Names() ([]string, error) {
+	set, err := l.nameSet()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Origin says which layer a name's value comes from: "environment",
+// "vault" or ".env"; "" when the name is not a secret.
+func (l *Layered) Origin(name string) string {
+	names, err := l.nameSet()
+	if err != nil || !names[name] {
+		return ""
+	}
+	if l.Process[name] != "" {
+		return "environment"
+	}
+	if _, err := l.Backend.Get(name); err == nil {
+		return "vault"
+	}
+	return ".env"
+}
+
+// Bulk is a backend that can return every secret in one read.
+type Bulk interface {
+	All() (map[string]string, error)
+}
+
+// All returns every secret with its effective value, for the redactor and
+// the env builder's value check. Callers must not log or return it.
+func (l *Layered) All() (map[string]string, error) {
+	var stored map[string]string
+	if b, ok := l.Backend.(Bulk); ok {
+		m, err := b.All()
+		if err != nil {
+			return nil, err
+		}
+		stored = m
+	} else {
+		names, err := l.Backend.Names()
+		if err != nil {
+			return nil, err
+		}
+		stored = make(map[string]string, len(names))
+		for _, n := range names {
+			v, err := l.Backend.Get(n)
+			if err != nil {
+				return nil, fmt.Errorf("read secret %s: %w", n, err)
+			}
+			stored[n] = v
+		}
+	}
+	out := make(map[string]string, len(stored)+len(l.DotEnv))
+	for n, v := range l.DotEnv {
+		out[n] = v
+	}
+	for n, v := range stored {
+		out[n] = v
+	}
+	for n, v := range l.Process {
+		if v == "" {
+			continue
+		}
+		if _, known := out[n]; known || (l.IsCredential != nil && l.IsCredential(n)) {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+func (l *Layered) nameSet() (map[string]bool, error) {
+	stored, err := l.Backend.Names()
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(stored)+len(l.DotEnv))
+	for _, n := range stored {
+		set[n] = true
+	}
+	for n := range l.DotEnv {
+		set[n] = true
+	}
+	for n, v := range l.Process {
+		if v != "" && l.IsCredential != nil && l.IsCredential(n) {
+			set[n] = true
+		}
+	}
+	return set, nil
+}

@@ -1,0 +1,116 @@
+package vault
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Factory opens a backend. dataDir is hush's data dir; a backend that keeps
+// a file keeps it there.
+type Factory func(dataDir string) (Vault, error)
+
+// Registry maps backend names ("envfile", "keyring", ...) to factories. It is
+// built once in main and passed down; there is no package-level registry.
+type Registry struct {
+	mu        sync.Mutex
+	factories map[string]Factory
+}
+
+// NewRegistry returns a registry holding the built-in envfile backend.
+func NewRegistry() *Registry {
+	r := &Registry{factories: map[string]Factory{}}
+	r.Register("envfile", func(dataDir string) (Vault, error) {
+		return NewEnvFile(dataDir + "/" + EnvFileName), nil
+	})
+	return r
+}
+
+// Register adds or replaces the factory for name.
+func (r *Registry) Register(name string, f Factory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.factories[name] = f
+}
+
+// Names lists the registered backends, sorted.
+func (r *Registry) Names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Open builds the backend registered under name.
+func (r *Registry) Open(name, dataDir string) (Vault, error) {
+	r.mu.Lock()
+	f, ok := r.factories[name]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	v, err := f(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open vault backend %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// Proxy forwards every call to the backend installed last. A reference to
+// the Proxy taken before a Swap resolves to the new backend after it, so
+// nothing that captured the vault (a tool, the redactor's source) keeps
+// reading a backend that was replaced.
+type Proxy struct {
+	mu      sync.RWMutex
+	backend Vault
+}
+
+// NewProxy returns a proxy forwarding to v.
+func NewProxy(v Vault) *Proxy { return &Proxy{backend: v} }
+
+// Swap installs v and returns the backend it replaced.
+func (p *Proxy) Swap(v Vault) Vault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := p.backend
+	p.backend = v
+	return old
+}
+
+// Backend returns the live backend.
+func (p *Proxy) Backend() Vault {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.backend
+}
+
+func (p *Proxy) Get(name string) (string, error) { return p.Backend().Get(name) }
+func (p *Proxy) Set(name, value string) error    { return p.Backend().Set(name, value) }
+func (p *Proxy) Delete(name string) error        { return p.Backend().Delete(name) }
+func (p *Proxy) Names() ([]string, error)        { return p.Backend().Names() }
+
+// All forwards to the live backend when it can list everything at once.
+func (p *Proxy) All() (map[string]string, error) {
+	b := p.Backend()
+	if bulk, ok := b.(Bulk); ok {
+		return bulk.All()
+	}
+	names, err := b.Names()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		v, err := b.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrBadReference is returned (wrapped) for a malformed ${...} reference.
+var ErrBadReference = errors.New("malformed secret reference")
+
+// Lookup resolves one secret name. In hush it is the gated vault, so a
+// substitution asks the PermissionGate once per name it meets.
+type Lookup func(name string) (string, error)
+
+// Substitute replaces every ${NAME} in s with lookup(NAME). "$${" stands for
+// a literal "${". A "$" not followed by "{" is left alone, so shell text such
+// as "$HOME" or "$1" passes through. An unknown name or a lookup error stops
+// the substitution with an error naming the secret, never a value.
+func Substitute(s string, lookup Lookup) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			b.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("%w: unterminated ${ at offset %d", ErrBadReference, i)
+		}
+		name := s[i+2 : i+2+end]
+		if err := CheckName(name); err != nil {
+			return "", fmt.Errorf("%w: ${%s} is not a valid secret name", ErrBadReference, truncate(name, 40))
+		}
+		v, err := lookup(name)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(v)
+		i += 2 + end + 1
+	}
+	return b.String(), nil
+}
+
+// References lists the secret names s refers to, in order, without resolving
+// them (for showing what a config would ask for).
+func References(s string) ([]string, error) {
+	var names []string
+	_, err := Substitute(s, func(name string) (string, error) {
+		names = append(names, name)
+		return "", nil
+	})
+	return names, err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
