@@ -56,7 +56,6 @@ type app struct {
 	vault     *vault.Layered
 	proxy     *vault.Proxy
 	vaultErr  error
-	warned    bool
 }
 
 func (a *app) main(args []string) int {

@@ -1,0 +1,267 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// canaryAmbient is an environment full of secrets in every shape the
+// default policy must keep out of a child.
+func canaryAmbient() map[string]string {
+	return map[string]string{
+		"PATH":             "/usr/local/bin:/usr/bin:/bin",
+		"HOME":             "/root",
+		"OPENAI_API_KEY":   "sk-canary-env-1",
+		"MY_SERVICE_TOKEN": "tok-canary-env-2",
+		"DATABASE_URL":     "postgres://u:pw-canary-3@h/db",
+		"INNOCENT":         "canary-vault-value-4",
+		"DOTENV_ONLY":      "canary-dotenv-5",
+	}
+}
+
+func TestSpawnedEnvHoldsNoCanary(t *testing.T) {
+	t.Parallel()
+	vaultValues := map[string]string{"STORED": "canary-vault-value-4", "DOTENV_ONLY": "canary-dotenv-5", "GRANTED": "canary-granted-6"}
+	fv := &fakeVault{values: vaultValues}
+	env, _, err := BuildEnv(EnvRequest{
+		Ambient: canaryAmbient(), Secrets: NewSecretSet(vaultValues), Grant: fv.grant,
+		Extra: map[string]string{"POSITIVE": "${GRANTED}"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd, err := Command(context.Background(), Spec{Path: "env", Dir: t.TempDir(), Env: env, Stdout: &out, Stderr: &out, Secrets: NewSecretSet(vaultValues)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("env: %v\n%s", err, out.String())
+	}
+	for _, canary := range []string{"sk-canary-env-1", "tok-canary-env-2", "pw-canary-3", "canary-vault-value-4", "canary-dotenv-5"} {
+		if strings.Contains(out.String(), canary) {
+			t.Errorf("child env holds %q:\n%s", canary, out.String())
+		}
+	}
+	// Positive control: the channel works, a granted secret does arrive.
+	if !strings.Contains(out.String(), "POSITIVE=canary-granted-6\n") {
+		t.Errorf("granted secret did not reach the child:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "PATH=/usr/local/bin:/usr/bin:/bin\n") {
+		t.Errorf("PATH missing from the child:\n%s", out.String())
+	}
+}
+
+func TestCommandRefusals(t *testing.T) {
+	t.Parallel()
+	secrets := NewSecretSet(map[string]string{"K": "hunter2-secret"})
+	cases := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"no dir", Spec{Path: "true", Env: Env{}}, "spawn: no working directory given"},
+		{"nil env", Spec{Path: "true", Dir: "/"}, "spawn: no environment given (build one with BuildEnv)"},
+		{"no program", Spec{Dir: "/", Env: Env{}}, "spawn: no program given"},
+		{"secret in argv", Spec{Path: "sh", Args: []string{"-c", "echo hunter2-secret"}, Dir: "/", Env: Env{}, Secrets: secrets}, ErrSecretInArgv.Error()},
+		{"not found in the child's PATH", Spec{Path: "env", Dir: "/", Env: Env{{Name: "PATH", Value: "/nonexistent"}}}, "spawn: env: executable file not found in $PATH"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Command(context.Background(), tc.spec)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestChildHasNoTerminalAndOwnSession(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	env := Env{{Name: "PATH", Value: "/usr/bin:/bin"}}
+	script := `cat; echo "stdin-done"; if (exec 3</dev/tty) 2>/dev/null; then echo tty-open; else echo no-tty; fi; ` +
+		`echo "pid=$$ sid=$(ps -o sid= -p $$ | tr -d ' ') pgid=$(ps -o pgid= -p $$ | tr -d ' ')"`
+	cmd, err := Command(context.Background(), Spec{Path: "sh", Args: []string{"-c", script}, Dir: "/", Env: env, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	if !strings.HasPrefix(got, "stdin-done\nno-tty\n") {
+		t.Fatalf("stdin was not /dev/null or a terminal was reachable:\n%s", got)
+	}
+	var pid, sid, pgid int
+	if _, err := fmt.Sscanf(strings.Split(got, "\n")[2], "pid=%d sid=%d pgid=%d", &pid, &sid, &pgid); err != nil {
+		t.Fatalf("parse %q: %v", got, err)
+	}
+	if sid != pid || pgid != pid {
+		t.Fatalf("child is not a session leader: pid=%d sid=%d pgid=%d", pid, sid, pgid)
+	}
+}
+
+// TestCancelKillsTheWholeTree starts a shell that forks grandchildren, then
+// cancels; no process of the group may survive.
+func TestCancelKillsTheWholeTree(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{{Name: "PATH", Value: "/usr/bin:/bin"}}
+	cmd, err := Command(ctx, Spec{Path: "sh", Args: []string{"-c", `sleep 300 & sleep 300 & (sleep 300 &) ; echo started; wait`}, Dir: "/", Env: env, Stdout: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	if line != "started\n" {
+		t.Fatalf("got %q", line)
+	}
+	pgid := cmd.Process.Pid
+	if n := len(groupMembers(t, pgid)); n < 4 {
+		t.Fatalf("expected the shell and 3 sleeps in group %d, found %d", pgid, n)
+	}
+	cancel()
+	_ = cmd.Wait()
+	r.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := groupMembers(t, pgid)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("survivors in group %d after cancel: %v", pgid, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupMembers lists live (non-zombie) processes whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised comm: state ppid pgrp ...
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestGuardHidesTheEnvironment runs the test binary as a stand-in for hush:
+// it calls Guard, which must re-exec so that /proc/<pid>/environ, read from
+// outside, holds only the core allowlist, while the snapshot Guard returns
+// still holds everything (the positive control).
+func TestGuardHidesTheEnvironment(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGuardHelper$")
+	cmd.Env = []string{
+		"HUSH_GUARD_HELPER=1", "PATH=/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8",
+		"OPENAI_API_KEY=sk-guard-canary-1", "INNOCENT_NAME=guard-canary-2", "DATABASE_URL=postgres://u:guard-canary-3@h/d",
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatal("helper printed nothing")
+	}
+	snapshot := sc.Text()
+	// Read the helper's environ from outside, as a tool would read /proc/$PPID/environ.
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, canary := range []string{"guard-canary-1", "guard-canary-2", "guard-canary-3", "HUSH_GUARD_HELPER"} {
+		if bytes.Contains(environ, []byte(canary)) {
+			t.Errorf("/proc/<pid>/environ still holds %q: %q", canary, environ)
+		}
+	}
+	if !bytes.Contains(environ, []byte("PATH=/usr/bin:/bin")) {
+		t.Errorf("environ lost PATH: %q", environ)
+	}
+	for _, want := range []string{"OPENAI_API_KEY=sk-guard-canary-1", "INNOCENT_NAME=guard-canary-2", "DATABASE_URL=postgres://u:guard-canary-3@h/d"} {
+		if !strings.Contains(snapshot, want) {
+			t.Errorf("snapshot lost %q: %s", want, snapshot)
+		}
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if !strings.Contains(string(status), "\nPid:\t"+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("re-exec changed the pid")
+	}
+}
+
+// TestGuardHelper is the process TestGuardHidesTheEnvironment inspects.
+func TestGuardHelper(t *testing.T) {
+	if _, ok := syscall.Getenv("HUSH_GUARD_HELPER"); !ok {
+		if _, ok := syscall.Getenv(envFDVar); !ok {
+			t.Skip("helper process only")
+		}
+	}
+	env, err := Guard()
+	if err != nil {
+		fmt.Println("guard error:", err)
+		os.Exit(1)
+	}
+	var keys []string
+	for k, v := range env {
+		keys = append(keys, k+"="+v)
+	}
+	fmt.Println(strings.Join(keys, " "))
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // wait until the test has looked
+	os.Exit(0)
+}
+
+func TestKillGroupBadPid(t *testing.T) {
+	t.Parallel()
+	if err := KillGroup(0, syscall.SIGKILL); err == nil {
+		t.Fatal("KillGroup(0) must refuse: -0 would signal our own group")
+	}
+	if err := KillGroup(1<<22, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("KillGroup of a gone group: %v", err)
+	}
+}
