@@ -125,11 +125,20 @@ func Load(path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("read %s: %w", path, err)
 	}
+	// Syntax first, into a map that takes any well-formed document: a
+	// syntax error has a line but no key worth naming (the parser's "last
+	// key" is whatever came before the fault).
+	var syntax toml.ParseError
+	if _, err := toml.Decode(string(data), new(map[string]any)); errors.As(err, &syntax) {
+		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+	}
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
+		// Now a ParseError is a value the decoder rejected (a timeout of
+		// "30x"): its key is the one being decoded.
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, pe.Position.Line, pe.Message)
+			return c, fmt.Errorf("%w: %s line %d: %s: %s", ErrConfig, path, pe.Position.Line, pe.LastKey, pe.Message)
 		}
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
@@ -158,7 +167,8 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("vault.backend %q: want envfile or keyring", c.Vault.Backend)
 	}
-	for name, t := range c.Tools {
+	for _, name := range sortedKeys(c.Tools) {
+		t := c.Tools[name]
 		switch t.Inherit {
 		case "", "core", "none", "all":
 		default:
@@ -185,8 +195,8 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	for name, s := range c.MCP {
-		if s.Command == "" {
+	for _, name := range sortedKeys(c.MCP) {
+		if c.MCP[name].Command == "" {
 			return fmt.Errorf("mcp.%s.command is empty", name)
 		}
 	}
@@ -194,4 +204,14 @@ func (c *Config) validate() error {
 		return errors.New("turn.max_steps must not be negative")
 	}
 	return nil
+}
+
+// sortedKeys makes validation report the same first error on every run.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

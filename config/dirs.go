@@ -13,7 +13,8 @@ type Dirs struct {
 
 // ResolveDirs picks the directories from an environment snapshot (hush's
 // in-memory copy, never os.Getenv): HUSH_CONFIG_DIR and HUSH_DATA_DIR win,
-// then the XDG variables, then the XDG defaults under HOME.
+// then the XDG variables (ignored when relative, as the XDG spec says), then
+// the XDG defaults under HOME.
 func ResolveDirs(env map[string]string) (Dirs, error) {
 	home := env["HOME"]
 	pick := func(own, xdg, fallback string) (string, error) {
@@ -23,8 +24,10 @@ func ResolveDirs(env map[string]string) (Dirs, error) {
 		if v := env[xdg]; v != "" && filepath.IsAbs(v) {
 			return filepath.Join(v, "hush"), nil
 		}
-		if home == "" {
-			return "", errors.New("cannot place hush's files: HOME is not set; set " + own)
+		// A relative HOME would place the vault under the working directory,
+		// usually the project, which is where it must never be.
+		if home == "" || !filepath.IsAbs(home) {
+			return "", errors.New("cannot place hush's files: HOME is not set to an absolute path; set " + own)
 		}
 		return filepath.Join(home, fallback, "hush"), nil
 	}

@@ -31,6 +31,9 @@ func LoadDotEnv(path string) (map[string]string, error) {
 
 // ParseDotEnv parses .env content; name is used in errors only.
 func ParseDotEnv(name string, data []byte) (map[string]string, error) {
+	// Editors on Windows save a byte-order mark; the parser would take it
+	// for part of the first name and reject the whole file.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	m, err := godotenv.UnmarshalBytes(data)
 	if err == nil {
 		return m, nil

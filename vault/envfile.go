@@ -22,6 +22,7 @@ const EnvFileName = "vault.env"
 // under an exclusive lock on a sibling lock file, written to a temp file,
 // fsynced and renamed over the old one, so a crash leaves the old or the new
 // file whole, and two processes setting different names lose neither.
+// Reads take no lock (see lock).
 type EnvFile struct {
 	path string
 }
@@ -33,18 +34,16 @@ func NewEnvFile(path string) *EnvFile { return &EnvFile{path: path} }
 // Path is where the backend keeps its secrets.
 func (e *EnvFile) Path() string { return e.path }
 
-func (e *EnvFile) lock(exclusive bool) (func(), error) {
+// lock takes the exclusive lock every change holds for its read-modify-write.
+// Reads take no lock: a change replaces the file by rename, so a reader
+// opens the old file or the new one, whole, and never waits on a writer's
+// fsync or needs write access to the data dir (or creates it).
+func (e *EnvFile) lock() (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(e.path), 0o700); err != nil {
 		return nil, fmt.Errorf("vault: create data dir: %w", err)
 	}
 	l := flock.New(e.path + ".lock")
-	var err error
-	if exclusive {
-		err = l.Lock()
-	} else {
-		err = l.RLock()
-	}
-	if err != nil {
+	if err := l.Lock(); err != nil {
 		return nil, fmt.Errorf("vault: lock %s: %w", e.path, err)
 	}
 	return func() { _ = l.Unlock() }, nil
@@ -58,7 +57,8 @@ func (e *EnvFile) read() (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault: read %s: %w", e.path, err)
 	}
-	m, err := godotenv.UnmarshalBytes(data)
+	// hush never writes a byte-order mark, but an editor saving the file may.
+	m, err := godotenv.UnmarshalBytes(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if err != nil {
 		// The parser quotes the text near the fault; never pass it on.
 		return nil, fmt.Errorf("vault: %s is malformed (fix or remove it; contents not shown)", e.path)
@@ -68,11 +68,6 @@ func (e *EnvFile) read() (map[string]string, error) {
 
 // Get implements Vault.
 func (e *EnvFile) Get(name string) (string, error) {
-	unlock, err := e.lock(false)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
 	m, err := e.read()
 	if err != nil {
 		return "", err
@@ -86,11 +81,6 @@ func (e *EnvFile) Get(name string) (string, error) {
 
 // Names implements Vault.
 func (e *EnvFile) Names() ([]string, error) {
-	unlock, err := e.lock(false)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	m, err := e.read()
 	if err != nil {
 		return nil, err
@@ -100,11 +90,6 @@ func (e *EnvFile) Names() ([]string, error) {
 
 // All returns every stored secret in one read, for building the redactor.
 func (e *EnvFile) All() (map[string]string, error) {
-	unlock, err := e.lock(false)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	return e.read()
 }
 
@@ -113,12 +98,22 @@ func (e *EnvFile) Set(name, value string) error {
 	if err := e.storable(name, value); err != nil {
 		return err
 	}
-	return e.update(func(m map[string]string) { m[name] = value })
+	return e.update(func(m map[string]string) bool {
+		m[name] = value
+		return true
+	})
 }
 
-// Delete implements Vault.
+// Delete implements Vault. Deleting a name that is not stored writes
+// nothing, so it does not create the file either.
 func (e *EnvFile) Delete(name string) error {
-	return e.update(func(m map[string]string) { delete(m, name) })
+	return e.update(func(m map[string]string) bool {
+		if _, ok := m[name]; !ok {
+			return false
+		}
+		delete(m, name)
+		return true
+	})
 }
 
 // storable is the seed's unstorableKey: the base name policy narrowed to
@@ -131,15 +126,16 @@ func (e *EnvFile) storable(name, value string) error {
 	if strings.ContainsRune(value, 0) {
 		return fmt.Errorf("secret %s: a value with a NUL byte %w in %s", name, ErrUnstorable, EnvFileName)
 	}
-	back, err := godotenv.UnmarshalBytes(marshal(map[string]string{name: value}))
-	if err != nil || back[name] != value {
+	if _, ok := encodeValue(name, value); !ok {
 		return fmt.Errorf("secret %s: the value %w in %s (it would not read back unchanged)", name, ErrUnstorable, EnvFileName)
 	}
 	return nil
 }
 
-func (e *EnvFile) update(change func(map[string]string)) error {
-	unlock, err := e.lock(true)
+// update applies change under the exclusive lock and rewrites the file when
+// change reports that it changed something.
+func (e *EnvFile) update(change func(map[string]string) bool) error {
+	unlock, err := e.lock()
 	if err != nil {
 		return err
 	}
@@ -148,22 +144,57 @@ func (e *EnvFile) update(change func(map[string]string)) error {
 	if err != nil {
 		return err
 	}
-	change(m)
-	return writeAtomic(e.path, marshal(m))
+	if !change(m) {
+		return nil
+	}
+	data, err := marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(e.path, data)
 }
 
-// marshal writes one NAME="value" line each, escaping what godotenv's
-// double-quoted form unescapes. godotenv.Marshal would do, but it turns
-// integer-looking values into unquoted numbers and loses leading zeros.
-func marshal(m map[string]string) []byte {
+// marshal writes one NAME=value line each. godotenv.Marshal would do, but it
+// turns integer-looking values into unquoted numbers and loses leading zeros.
+// A value that was read from a hand-edited file but cannot be written back
+// unchanged is an error naming the secret, never a silent rewrite.
+func marshal(m map[string]string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("# hush vault (default backend). Managed by `hush vault`; keep it 0600.\n")
 	for _, k := range sortedKeys(m) {
-		v := m[k]
-		r := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, `"`, `\"`, `$`, `\$`)
-		fmt.Fprintf(&b, "%s=\"%s\"\n", k, r.Replace(v))
+		enc, ok := encodeValue(k, m[k])
+		if !ok {
+			return nil, fmt.Errorf("vault: secret %s in %s: its value %w (it would not read back unchanged); replace or delete it", k, EnvFileName, ErrUnstorable)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", k, enc)
 	}
-	return b.Bytes()
+	return b.Bytes(), nil
+}
+
+// dquote escapes what godotenv's double-quoted form unescapes. A Replacer
+// is safe for concurrent use and never changes, so sharing it is no state.
+var dquote = strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, `"`, `\"`, `$`, `\$`)
+
+// encodeValue returns the first spelling of value that godotenv reads back
+// unchanged as the only entry of a file. Double quotes take almost anything,
+// but godotenv cannot end a double-quoted value with a backslash or a quote
+// (it treats the closing quote as escaped, and trims every trailing quote),
+// so single quotes (no escapes at all) and a bare value (only $ escaped) are
+// the fallbacks that let such values, common in generated passwords, be
+// stored. Every spelling escapes or avoids $, so a value never depends on the
+// entries before it in the file.
+func encodeValue(name, value string) (string, bool) {
+	for _, enc := range []string{
+		`"` + dquote.Replace(value) + `"`,
+		`'` + value + `'`,
+		strings.ReplaceAll(value, "$", `\$`),
+	} {
+		back, err := godotenv.UnmarshalBytes([]byte(name + "=" + enc + "\n"))
+		if got, ok := back[name]; err == nil && len(back) == 1 && ok && got == value {
+			return enc, true
+		}
+	}
+	return "", false
 }
 
 // writeAtomic replaces path with data: temp file in the same dir (0600),

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -42,6 +43,12 @@ func (l *Layered) Get(name string) (string, error) {
 	if err == nil {
 		return v, nil
 	}
+	// Only a name the backend does not hold falls through to the legacy
+	// .env: a backend that failed (locked keyring, unreadable file) must not
+	// be papered over with an older value from the project directory.
+	if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
 	if v, ok := l.DotEnv[name]; ok {
 		return v, nil
 	}
@@ -74,10 +81,13 @@ func (l *Layered) Origin(name string) string {
 	if l.Process[name] != "" {
 		return "environment"
 	}
-	if _, err := l.Backend.Get(name); err == nil {
+	if _, err := l.Backend.Get(name); !errors.Is(err, ErrNotFound) {
 		return "vault"
 	}
-	return ".env"
+	if _, ok := l.DotEnv[name]; ok {
+		return ".env"
+	}
+	return "vault"
 }
 
 // Bulk is a backend that can return every secret in one read.

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,12 @@ type Registry struct {
 func NewRegistry() *Registry {
 	r := &Registry{factories: map[string]Factory{}}
 	r.Register("envfile", func(dataDir string) (Vault, error) {
-		return NewEnvFile(dataDir + "/" + EnvFileName), nil
+		// A relative or empty dir would put the vault file under the working
+		// directory, which is usually the project: the place it must not be.
+		if !filepath.IsAbs(dataDir) {
+			return nil, fmt.Errorf("data dir %q is not an absolute path", dataDir)
+		}
+		return NewEnvFile(filepath.Join(dataDir, EnvFileName)), nil
 	})
 	return r
 }
@@ -57,6 +63,10 @@ func (r *Registry) Open(name, dataDir string) (Vault, error) {
 	v, err := f(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open vault backend %s: %w", name, err)
+	}
+	if v == nil {
+		// Caught here, not as a nil dereference at the first secret read.
+		return nil, fmt.Errorf("open vault backend %s: its factory returned no vault", name)
 	}
 	return v, nil
 }

@@ -39,7 +39,9 @@ func Substitute(s string, lookup Lookup) (string, error) {
 		}
 		name := s[i+2 : i+2+end]
 		if err := CheckName(name); err != nil {
-			return "", fmt.Errorf("%w: ${%s} is not a valid secret name", ErrBadReference, truncate(name, 40))
+			// The text between the braces is not shown: what is not a name
+			// may well be a value pasted where its name belongs.
+			return "", fmt.Errorf("%w: the ${...} at offset %d does not hold a valid secret name (letters, digits and _, not starting with a digit; write $${ for a literal ${)", ErrBadReference, i)
 		}
 		v, err := lookup(name)
 		if err != nil {
@@ -60,11 +62,4 @@ func References(s string) ([]string, error) {
 		return "", nil
 	})
 	return names, err
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
