@@ -1,0 +1,153 @@
+package redact
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// MinLen is the shortest value, and the shortest encoded form of a value,
+// that is matched; shorter ones are silently skipped.
+//
+// Four bytes is the floor because below it a "secret" is a word fragment
+// ("on", "123", "key") that occurs everywhere: redacting it would shred
+// ordinary output, and the pattern of placeholders would itself spell the
+// value out. Four random bytes occur by chance about once in 4 GiB of random
+// output. It is also the gram the skip loop hashes, so the matcher needs it.
+// Values of four to seven bytes still over-redact ordinary text now and then;
+// that errs on the safe side.
+const MinLen = 4
+
+// Secret is one vault entry to scrub. Name is shown in the placeholder,
+// Value never is.
+type Secret struct{ Name, Value string }
+
+// Format prints only the name, so a Secret passed to fmt or a logger by
+// mistake does not disclose its value.
+func (s Secret) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "redact.Secret{Name: %q}", s.Name)
+}
+
+// LogValue keeps the value out of slog output, JSON handlers included.
+func (s Secret) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", s.Name))
+}
+
+// Redactor replaces secret values in output with "[REDACTED:NAME]".
+//
+// A Redactor is immutable after New and safe for concurrent use: String,
+// Bytes and any number of Writers (one goroutine per Writer) may run at
+// once. A nil Redactor, or one built from no matchable values, passes bytes
+// through unchanged.
+type Redactor struct {
+	m            *matcher
+	placeholders [][]byte // placeholder for each pattern, by pattern id
+	secrets      int
+}
+
+// New builds a redactor for secrets.
+//
+// Each value is matched literally, and also in the forms it takes in
+// output: base64 with the standard and URL alphabets, padded and unpadded;
+// the three alignments a value takes inside a larger base64 stream (at byte
+// offset 0, 1 or 2 mod 3, without the edge characters that depend on the
+// neighbouring bytes); and url.QueryEscape and url.PathEscape when they
+// differ from the value. Values and forms shorter than MinLen are not
+// matched. Where matches overlap, the one starting earliest wins, and of
+// those the longest. When two secrets share a value or a form, the first
+// in secrets names it, and a literal value wins over another's encoding.
+func New(secrets []Secret) *Redactor {
+	r := &Redactor{}
+	seen := make(map[string]struct{})
+	var patterns [][]byte
+	add := func(form string, s Secret) {
+		if len(form) < MinLen {
+			return
+		}
+		if _, dup := seen[form]; dup {
+			return
+		}
+		seen[form] = struct{}{}
+		patterns = append(patterns, []byte(form))
+		r.placeholders = append(r.placeholders, []byte("[REDACTED:"+s.Name+"]"))
+	}
+	// Literals first, so they take precedence over a colliding encoding.
+	for _, s := range secrets {
+		add(s.Value, s)
+	}
+	for _, s := range secrets {
+		if len(s.Value) < MinLen {
+			continue
+		}
+		r.secrets++
+		for _, f := range forms(s.Value)[1:] {
+			add(f, s)
+		}
+	}
+	if len(patterns) > 0 {
+		r.m = newMatcher(patterns)
+	}
+	return r
+}
+
+// Len returns the number of patterns matched, for diagnostics.
+func (r *Redactor) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.placeholders)
+}
+
+// Format prints counts only; the patterns are secret.
+func (r *Redactor) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "redact.Redactor{secrets: %d, patterns: %d}", r.countSecrets(), r.Len())
+}
+
+func (r *Redactor) countSecrets() int {
+	if r == nil {
+		return 0
+	}
+	return r.secrets
+}
+
+func (r *Redactor) active() bool { return r != nil && r.m != nil }
+
+// String returns s with every secret replaced.
+func (r *Redactor) String(s string) string {
+	if !r.active() || len(s) < r.m.window {
+		return s
+	}
+	b := []byte(s)
+	out, changed := r.redact(b)
+	if !changed {
+		return s
+	}
+	return string(out)
+}
+
+// Bytes returns b with every secret replaced. It never modifies b; when
+// nothing is replaced it returns b itself.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if !r.active() || len(b) < r.m.window {
+		return b
+	}
+	out, _ := r.redact(b)
+	return out
+}
+
+// redact is the one-shot form of the scan: the whole input is at hand, so
+// nothing is ever held back.
+func (r *Redactor) redact(b []byte) ([]byte, bool) {
+	start, end, id, _, ok := r.m.find(b, 0, true)
+	if !ok {
+		return b, false
+	}
+	out := make([]byte, 0, len(b))
+	emitted := 0
+	for ok {
+		out = append(out, b[emitted:start]...)
+		out = append(out, r.placeholders[id]...)
+		emitted = end
+		start, end, id, _, ok = r.m.find(b, end, true)
+	}
+	return append(out, b[emitted:]...), true
+}
