@@ -103,8 +103,16 @@ func (a *app) cliApp() *cli.App {
 			return nil
 		},
 		Commands: []*cli.Command{
+			a.chatCommand(),
+			a.runCommand(),
 			a.envCommand(),
+			{
+				Name:        "audit",
+				Usage:       "inspect what hush allowed and denied",
+				Subcommands: []*cli.Command{a.auditLogCommand()},
+			},
 		},
+		DefaultCommand:  "chat",
 		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
 		HideHelpCommand: true,
 	}
@@ -164,7 +172,13 @@ func (a *app) openVault() (*vault.Layered, error) {
 			fmt.Fprintf(a.stderr, "hush: warning: %s holds %d secret(s) in the project directory; move them into the vault with `hush vault import %s`\n",
 				dotEnvPath, len(dotEnv), dotEnvPath)
 		}
-		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: tools.IsCredentialName}
+		// A process variable is a secret when its name or its value says so
+		// (DATABASE_URL=postgres://u:pw@h/db), so it is redacted and can be
+		// granted by name.
+		isCred := func(name string) bool {
+			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
+		}
+		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
 	})
 	return a.vault, a.vaultErr
 }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/wizard"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+func modelFlagList() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "provider", Usage: "model provider: openai (any OpenAI-compatible server), anthropic, or replay"},
+		&cli.StringFlag{Name: "base-url", Usage: "provider base URL, e.g. http://127.0.0.1:11434/v1 for a local server (no API key needed)"},
+		&cli.StringFlag{Name: "model", Usage: "model name"},
+		&cli.StringFlag{Name: "replay", Usage: "replay `FILE` with scripted model turns (with --provider replay; default: the embedded leak check)"},
+		&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve tool runs (tool.run:*) that would be asked; never approves reading a secret"},
+	}
+}
+
+func readModelFlags(c *cli.Context) modelFlags {
+	return modelFlags{provider: c.String("provider"), baseURL: c.String("base-url"), model: c.String("model"),
+		replay: c.String("replay"), yes: c.Bool("yes"), json: c.Bool("json")}
+}
+
+func (a *app) runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run one agent turn non-interactively and exit",
+		ArgsUsage: "PROMPT (or - to read it from stdin)",
+		Description: "Runs one turn: the model answers and calls tools until it is done. Nothing is asked:\n" +
+			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
+			"Exit status: 0 done, 1 error, 130 interrupted.",
+		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"}),
+		Action: func(c *cli.Context) error {
+			prompt := strings.Join(c.Args().Slice(), " ")
+			if prompt == "-" {
+				b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
+				if err != nil {
+					return err
+				}
+				prompt = string(b)
+			}
+			if strings.TrimSpace(prompt) == "" {
+				return &exitError{2, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
+			}
+			return a.runOnce(readModelFlags(c), prompt)
+		},
+	}
+}
+
+func (a *app) runOnce(f modelFlags, prompt string) error {
+	var events executor.Events = newTermEvents(a.stdout)
+	if f.json {
+		events = newJSONEvents(a.stdout)
+	}
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: events})
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = runTurn(ctx, agent, nil, prompt)
+	if !f.json {
+		fmt.Fprintln(a.stdout)
+	}
+	if ctx.Err() != nil {
+		return &exitError{130, errors.New("interrupted; the running tool was stopped")}
+	}
+	if err != nil {
+		if f.json {
+			newJSONEvents(a.stdout).emit(map[string]any{"type": "error", "message": err.Error()})
+		}
+		return err
+	}
+	if f.json {
+		newJSONEvents(a.stdout).emit(map[string]any{"type": "done"})
+	}
+	return nil
+}
+
+func (a *app) chatCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "chat",
+		Usage: "chat with the agent in the terminal (the default command)",
+		Description: "Type a request and press Enter. The model's text streams in; each tool call is shown\n" +
+			"with its arguments and a preview of its output. When a tool wants to run or read a\n" +
+			"secret and no rule in config.toml decides, you are asked.\n" +
+			"Ctrl-C stops the running turn (and kills the tool's processes); Ctrl-D exits.",
+		Flags:  modelFlagList(),
+		Action: func(c *cli.Context) error { return a.chat(readModelFlags(c)) },
+	}
+}
+
+func (a *app) chat(f modelFlags) error {
+	var prompter executor.Prompter
+	interactive := false
+	if file, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
+		interactive = true
+		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
+	}
+	events := newTermEvents(a.stdout)
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events})
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	if !interactive {
+		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-sigs:
+				mu.Lock()
+				c := cancelTurn
+				mu.Unlock()
+				if c != nil {
+					c()
+					continue
+				}
+				if s == syscall.SIGTERM {
+					os.Exit(143)
+				}
+				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
+			}
+		}
+	}()
+	defer close(quit)
+
+	in := bufio.NewReader(a.stdin)
+	var history []provider.Message
+	for {
+		fmt.Fprint(a.stdout, "› ")
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(a.stdout)
+			return nil // Ctrl-D or end of input
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line == "/exit" || line == "/quit" {
+			return nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		mu.Lock()
+		cancelTurn = cancel
+		mu.Unlock()
+		added, err := runTurn(ctx, agent, history, line)
+		mu.Lock()
+		cancelTurn = nil
+		mu.Unlock()
+		history = append(history, added...)
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
+			history = closeDanglingCalls(history)
+		case err != nil:
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
+			history = closeDanglingCalls(history)
+		default:
+			fmt.Fprintln(a.stdout)
+		}
+		cancel()
+	}
+}
+
+// closeDanglingCalls answers tool calls a cancelled turn left open, so the
+// next request to the model is well-formed.
+func closeDanglingCalls(h []provider.Message) []provider.Message {
+	answered := map[string]bool{}
+	for _, m := range h {
+		if m.Role == provider.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []provider.Message
+	for _, m := range h {
+		out = append(out, m)
+		if m.Role == provider.RoleAssistant {
+			for _, c := range m.ToolCalls {
+				if !answered[c.ID] {
+					out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "cancelled by the user", IsError: true})
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/tools"
+)
+
+// Events receives what a turn does, as it happens, for the terminal or the
+// --json stream. Everything passed here is already redacted; the terminal
+// still sanitizes it (tool output may carry escape sequences).
+type Events interface {
+	Text(delta string)
+	ToolStart(call provider.ToolCall)
+	ToolOutput(call provider.ToolCall, chunk []byte)
+	ToolEnd(call provider.ToolCall, result string, isError bool)
+}
+
+// Agent runs turns: model → tool calls → model, until a final answer.
+type Agent struct {
+	Provider provider.Provider
+	Tools    *Registry
+	Gate     Gate
+	Audit    *AuditLog
+	// Vault is the ungated vault; tools only ever see it through the gate.
+	Vault SecretReader
+	// Secrets returns every secret (name → value) for the redactor and the
+	// env builder's classification. It is called once per turn so a secret
+	// stored mid-session is scrubbed from the next turn on.
+	Secrets func() (map[string]string, error)
+	// Ambient is hush's start-up environment snapshot.
+	Ambient map[string]string
+	// Dir is the project root.
+	Dir string
+	// Policy returns a tool's configured spawn policy.
+	Policy func(tool string) tools.Policy
+	Events Events
+	// Transcript, if set, receives every message of the conversation as a
+	// JSON line, redacted.
+	Transcript io.Writer
+	Session    string
+	System     string
+	// MaxSteps bounds model calls in one turn (default 25).
+	MaxSteps int
+	// OutputHead and OutputTail bound what the model sees of one tool
+	// output (default 16 KiB each); the rest is cut with a note.
+	OutputHead, OutputTail int
+
+	mu    sync.Mutex
+	turns int
+}
+
+// ErrMaxSteps ends a turn whose model kept calling tools.
+var ErrMaxSteps = errors.New("turn stopped: too many model steps")
+
+// Turn sends prompt after history and runs the conversation to a final
+// answer. It returns the new messages (to append to history).
+func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
+	a.mu.Lock()
+	a.turns++
+	turn := a.turns
+	a.mu.Unlock()
+
+	all, err := a.Secrets()
+	if err != nil {
+		return nil, fmt.Errorf("read the vault: %w", err)
+	}
+	red := newRedactor(all)
+	secrets := tools.NewSecretSet(all)
+	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session})
+
+	msgs := append([]provider.Message(nil), history...)
+	var added []provider.Message
+	add := func(m provider.Message) {
+		msgs = append(msgs, m)
+		added = append(added, m)
+		a.writeTranscript(m)
+	}
+	add(provider.Message{Role: provider.RoleUser, Text: prompt})
+
+	maxSteps := a.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = 25
+	}
+	specs := a.toolSpecs()
+	for step := 0; step < maxSteps; step++ {
+		textOut := red.Writer(textSink{a.Events})
+		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs},
+			func(delta string) { _, _ = io.WriteString(textOut, delta) })
+		_ = textOut.Close()
+		if err != nil {
+			return added, fmt.Errorf("model: %s", red.String(err.Error()))
+		}
+		calls := make([]provider.ToolCall, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			c.Args = json.RawMessage(red.String(string(c.Args)))
+			calls[i] = c
+		}
+		add(provider.Message{Role: provider.RoleAssistant, Text: red.String(resp.Text), ToolCalls: calls})
+		if len(calls) == 0 {
+			return added, nil
+		}
+		for _, call := range calls {
+			text, isErr := a.runTool(ctx, gate, red, secrets, turn, call)
+			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
+			if ctx.Err() != nil {
+				return added, ctx.Err()
+			}
+		}
+	}
+	return added, fmt.Errorf("%w (%d); raise turn.max_steps in config.toml to allow more", ErrMaxSteps, maxSteps)
+}
+
+// runTool is the decorator chain every call passes: gate, audit, redact, tool.
+func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, turn int, call provider.ToolCall) (string, bool) {
+	a.Events.ToolStart(call)
+	finish := func(text string, isErr bool) (string, bool) {
+		a.Events.ToolEnd(call, text, isErr)
+		return text, isErr
+	}
+	tool, ok := a.Tools.Get(call.Name)
+	if !ok {
+		return finish(fmt.Sprintf("error: unknown tool %q (available: %s)", call.Name, strings.Join(a.toolNames(), ", ")), true)
+	}
+	v, err := gate.Decide(ctx, Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)})
+	if err != nil {
+		return finish("error: "+red.String(err.Error()), true)
+	}
+	if v.Decision != Allow {
+		return finish("denied: "+v.Message, true)
+	}
+
+	head, tail := a.OutputHead, a.OutputTail
+	if head <= 0 {
+		head = 16 << 10
+	}
+	if tail <= 0 {
+		tail = 16 << 10
+	}
+	kept := outbuf.NewHeadTail(head, tail)
+	out := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
+	tc := &ToolContext{
+		Subject: call.Name,
+		Turn:    turn,
+		Dir:     a.Dir,
+		Ambient: a.Ambient,
+		Vault:   gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: call.Name, turn: turn},
+		Secrets: secrets,
+		Output:  out,
+	}
+	if a.Policy != nil {
+		tc.Policy = a.Policy(call.Name)
+	}
+	args := call.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	res, runErr := tool.Run(ctx, tc, args)
+	_ = out.Close()
+
+	var b strings.Builder
+	b.WriteString(kept.String())
+	isErr := res.IsError
+	switch {
+	case ctx.Err() != nil:
+		appendLine(&b, "cancelled by the user")
+		isErr = true
+	case runErr != nil:
+		appendLine(&b, "error: "+red.String(runErr.Error()))
+		isErr = true
+	case res.Status != "":
+		appendLine(&b, "["+red.String(res.Status)+"]")
+	}
+	if b.Len() == 0 {
+		b.WriteString("(no output)")
+	}
+	return finish(b.String(), isErr)
+}
+
+func appendLine(b *strings.Builder, s string) {
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(s)
+}
+
+func (a *Agent) toolSpecs() []provider.ToolSpec {
+	var specs []provider.ToolSpec
+	for _, t := range a.Tools.List() {
+		specs = append(specs, provider.ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
+	}
+	return specs
+}
+
+func (a *Agent) toolNames() []string {
+	var names []string
+	for _, t := range a.Tools.List() {
+		names = append(names, t.Name())
+	}
+	return names
+}
+
+// TranscriptEntry is one line of the transcript file.
+type TranscriptEntry struct {
+	Session    string              `json:"session,omitempty"`
+	Role       provider.Role       `json:"role"`
+	Text       string              `json:"text,omitempty"`
+	ToolCalls  []provider.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
+	IsError    bool                `json:"is_error,omitempty"`
+}
+
+func (a *Agent) writeTranscript(m provider.Message) {
+	if a.Transcript == nil {
+		return
+	}
+	line, err := json.Marshal(TranscriptEntry{Session: a.Session, Role: m.Role, Text: m.Text, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
+	if err != nil {
+		return
+	}
+	_, _ = a.Transcript.Write(append(line, '\n'))
+}
+
+func newRedactor(all map[string]string) *redact.Redactor {
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	s := make([]redact.Secret, 0, len(names))
+	for _, n := range names {
+		s = append(s, redact.Secret{Name: n, Value: all[n]})
+	}
+	return redact.New(s)
+}
+
+type textSink struct{ ev Events }
+
+func (t textSink) Write(p []byte) (int, error) {
+	t.ev.Text(string(p))
+	return len(p), nil
+}
+
+type outputSink struct {
+	ev   Events
+	call provider.ToolCall
+}
+
+func (o outputSink) Write(p []byte) (int, error) {
+	o.ev.ToolOutput(o.call, append([]byte(nil), p...))
+	return len(p), nil
+}

@@ -1,0 +1,264 @@
+package executor_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/bash"
+)
+
+// scripted is a provider that replays responses and records every request.
+type scripted struct {
+	mu    sync.Mutex
+	steps []provider.Response
+	seen  []provider.Request
+}
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Stream(_ context.Context, req provider.Request, onText func(string)) (provider.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, req)
+	if len(s.steps) == 0 {
+		return provider.Response{Text: "done"}, nil
+	}
+	r := s.steps[0]
+	s.steps = s.steps[1:]
+	if onText != nil && r.Text != "" {
+		onText(r.Text[:len(r.Text)/2])
+		onText(r.Text[len(r.Text)/2:])
+	}
+	return r, nil
+}
+
+// recorder is an Events sink that keeps everything shown.
+type recorder struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recorder) Text(d string) { r.mu.Lock(); r.buf.WriteString(d); r.mu.Unlock() }
+func (r *recorder) ToolStart(c provider.ToolCall) {
+	r.mu.Lock()
+	r.buf.WriteString("\n[call " + c.Name + " " + string(c.Args) + "]\n")
+	r.mu.Unlock()
+}
+func (r *recorder) ToolOutput(_ provider.ToolCall, b []byte) {
+	r.mu.Lock()
+	r.buf.Write(b)
+	r.mu.Unlock()
+}
+func (r *recorder) ToolEnd(_ provider.ToolCall, res string, _ bool) {
+	r.mu.Lock()
+	r.buf.WriteString("\n[result " + res + "]\n")
+	r.mu.Unlock()
+}
+func (r *recorder) String() string { r.mu.Lock(); defer r.mu.Unlock(); return r.buf.String() }
+
+type mapVault map[string]string
+
+func (m mapVault) Get(name string) (string, error) {
+	v, ok := m[name]
+	if !ok {
+		return "", os.ErrNotExist
+	}
+	return v, nil
+}
+
+func call(id, script string, extra string) provider.ToolCall {
+	args := `{"script":` + mustJSON(script) + extra + `}`
+	return provider.ToolCall{ID: id, Name: "bash", Args: json.RawMessage(args)}
+}
+
+func mustJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+type fixture struct {
+	agent      *executor.Agent
+	model      *scripted
+	events     *recorder
+	transcript *bytes.Buffer
+	auditPath  string
+	dir        string
+}
+
+func newFixture(t *testing.T, rules []executor.Rule, steps ...provider.Response) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	secrets := mapVault{"GRANTED": "canary-granted-value-1", "STORED": "canary-stored-value-2", "DENIED": "canary-denied-value-3"}
+	f := &fixture{model: &scripted{steps: steps}, events: &recorder{}, transcript: &bytes.Buffer{}, auditPath: filepath.Join(dir, "data", "audit.jsonl"), dir: dir}
+	f.agent = &executor.Agent{
+		Provider:   f.model,
+		Tools:      executor.NewRegistry(bash.Tool{}),
+		Gate:       &executor.RuleGate{Rules: rules},
+		Audit:      executor.OpenAudit(f.auditPath),
+		Vault:      secrets,
+		Secrets:    func() (map[string]string, error) { return secrets, nil },
+		Ambient:    map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": dir, "API_TOKEN": "canary-ambient-4", "INNOCENT": "canary-stored-value-2"},
+		Dir:        dir,
+		Policy:     func(string) tools.Policy { return tools.Policy{} },
+		Events:     f.events,
+		Transcript: f.transcript,
+		Session:    "test",
+	}
+	return f
+}
+
+var allowBash = []executor.Rule{{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow}}
+
+func TestTurnRunsEnvAndLeaksNothing(t *testing.T) {
+	t.Parallel()
+	rules := append(allowBash, executor.Rule{Gate: "vault.read:GRANTED", Subject: "bash", Decision: executor.Allow})
+	f := newFixture(t, rules,
+		provider.Response{Text: "Looking.", ToolCalls: []provider.ToolCall{call("c1", "env; echo \"positive=$POS\"; echo $POS | base64", `,"env":{"POS":"${GRANTED}"}`)}},
+		provider.Response{Text: "All clean."},
+	)
+	added, err := f.agent.Turn(context.Background(), nil, "check the environment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(added) != 4 {
+		t.Fatalf("added %d messages, want user, assistant, tool, assistant", len(added))
+	}
+	result := added[2].Text
+	// The positive control reached the child and came back redacted, in
+	// plain and base64 form.
+	if !strings.Contains(result, "positive=[REDACTED:GRANTED]") || strings.Count(result, "[REDACTED:GRANTED]") < 3 {
+		t.Fatalf("granted secret did not arrive redacted:\n%s", result)
+	}
+	if !strings.Contains(result, "[exit code 0]") {
+		t.Fatalf("no exit status:\n%s", result)
+	}
+	// What the model received on the next step is the same redacted text.
+	second := f.model.seen[1].Messages
+	sent, _ := json.Marshal(second)
+	audit, _ := os.ReadFile(f.auditPath)
+	for where, text := range map[string]string{"model": string(sent), "screen": f.events.String(), "transcript": f.transcript.String(), "audit": string(audit)} {
+		for _, canary := range []string{"canary-granted-value-1", "canary-stored-value-2", "canary-denied-value-3", "canary-ambient-4"} {
+			if strings.Contains(text, canary) {
+				t.Errorf("%s holds %q", where, canary)
+			}
+		}
+	}
+	if !strings.Contains(string(audit), `"gate":"vault.read:GRANTED","decision":"allow","source":"rule"`) {
+		t.Errorf("audit lacks the grant:\n%s", audit)
+	}
+}
+
+func TestDeniedSecretSpawnsNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash,
+		provider.Response{ToolCalls: []provider.ToolCall{call("c1", "touch spawned", `,"env":{"X":"${DENIED}"}`)}},
+	)
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := added[2]
+	if !res.IsError || !strings.Contains(res.Text, "vault.read:DENIED for bash is denied: no rule allows it") ||
+		!strings.Contains(res.Text, "gate = \"vault.read:DENIED\"") {
+		t.Fatalf("tool result = %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "spawned")); err == nil {
+		t.Fatal("the script ran although its secret was denied")
+	}
+	if strings.Contains(res.Text, "canary-denied-value-3") {
+		t.Fatal("denied value leaked")
+	}
+}
+
+func TestToolRunDeniedWithoutRule(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil, provider.Response{ToolCalls: []provider.ToolCall{call("c1", "touch spawned", "")}})
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(added[2].Text, "denied: tool.run:bash for bash is denied") {
+		t.Fatalf("result = %q", added[2].Text)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "spawned")); err == nil {
+		t.Fatal("denied tool ran")
+	}
+}
+
+func TestEmptyScopeGrantsNothing(t *testing.T) {
+	t.Parallel()
+	policy := tools.Policy{Secrets: []string{"GRANTED"}}
+	rules := append(allowBash, executor.Rule{Gate: "vault.read:*", Subject: "bash", Decision: executor.Allow})
+	f := newFixture(t, rules,
+		provider.Response{ToolCalls: []provider.ToolCall{call("c1", "echo \"g=${GRANTED:-unset}\"", `,"secrets":[]`)}},
+		provider.Response{ToolCalls: []provider.ToolCall{call("c2", "echo \"g=${GRANTED:-unset}\"", "")}},
+	)
+	f.agent.Policy = func(string) tools.Policy { return policy }
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(added[2].Text, "g=unset\n") {
+		t.Errorf("explicitly empty scope: %q", added[2].Text)
+	}
+	if !strings.HasPrefix(added[4].Text, "g=[REDACTED:GRANTED]\n") {
+		t.Errorf("nil scope should apply the configured secrets: %q", added[4].Text)
+	}
+}
+
+func TestLargeOutputIsCutForTheModel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{call("c1", "head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END", "")}})
+	f.agent.OutputHead, f.agent.OutputTail = 1000, 1000
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := added[2].Text
+	if len(res) > 3000 || !strings.Contains(res, "bytes omitted") || !strings.Contains(res, "END\n") {
+		t.Fatalf("result is %d bytes: %.300q ... %.300q", len(res), res, res[max(0, len(res)-300):])
+	}
+}
+
+func TestUnknownToolAndMaxSteps(t *testing.T) {
+	t.Parallel()
+	loop := provider.Response{ToolCalls: []provider.ToolCall{{ID: "x", Name: "nope", Args: json.RawMessage(`{}`)}}}
+	f := newFixture(t, nil, loop, loop, loop)
+	f.agent.MaxSteps = 2
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err == nil || !strings.Contains(err.Error(), "too many model steps (2)") {
+		t.Fatalf("err = %v", err)
+	}
+	if added[2].Text != `error: unknown tool "nope" (available: bash)` {
+		t.Fatalf("result = %q", added[2].Text)
+	}
+}
+
+func TestCancelStopsTheTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{call("c1", "echo started; sleep 300", "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !strings.Contains(f.events.String(), "started") {
+			select {
+			case <-ctx.Done():
+				return
+			default:
+			}
+		}
+		cancel()
+	}()
+	added, err := f.agent.Turn(ctx, nil, "go")
+	if err != context.Canceled {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(added[len(added)-1].Text, "cancelled by the user") {
+		t.Fatalf("last message = %+v", added[len(added)-1])
+	}
+}

@@ -1,0 +1,149 @@
+// Package executor owns the agent turn: the tool contract and registry, the
+// PermissionGate, the gated vault view tools see, the audit log, and the
+// loop that carries a conversation between the model and the tools.
+//
+// The executor wraps every tool call the same way — gate, audit, redact,
+// tool — so no tool can forget a layer. It never hands a tool the raw vault,
+// never writes the process environment, and never lets a byte of tool output
+// reach the model, the screen, the transcript or a log unredacted.
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/hushcli/hush/tools"
+)
+
+// Tool is one capability the model can call.
+type Tool interface {
+	Name() string
+	// Description tells the model what the tool does.
+	Description() string
+	// Schema is the JSON Schema of the arguments object.
+	Schema() json.RawMessage
+	// Run performs the call. What the tool writes to tc.Output is its result
+	// (already redacted on the way). A failed command is a Result with
+	// IsError, which the model sees; an error means the tool could not run
+	// at all, and is shown to the model too, redacted.
+	Run(ctx context.Context, tc *ToolContext, args json.RawMessage) (Result, error)
+}
+
+// Result is the end of a tool call, after its output.
+type Result struct {
+	// Status is a short line appended to the output for the model, e.g.
+	// "exit code 2" or "timed out after 2m0s".
+	Status  string
+	IsError bool
+}
+
+// SecretReader is the vault as a tool sees it: every Get passes the gate.
+type SecretReader interface {
+	Get(name string) (string, error)
+}
+
+// ToolContext is what the executor hands a tool for one call.
+type ToolContext struct {
+	// Subject is the tool's gate subject ("bash", "mcp:github").
+	Subject string
+	Turn    int
+	// Dir is the project root, where tools run.
+	Dir string
+	// Ambient is hush's in-memory snapshot of its start-up environment.
+	Ambient map[string]string
+	// Vault is the gated view: Get asks the PermissionGate for
+	// vault.read:<NAME> with Subject, and records the decision.
+	Vault SecretReader
+	// Secrets classifies names and values for the env builder.
+	Secrets *tools.SecretSet
+	// Policy is the tool's configured spawn policy.
+	Policy tools.Policy
+	// Output receives the tool's output; it redacts as it goes.
+	Output io.Writer
+}
+
+// BuildEnv builds the tool's child environment from its policy, a declared
+// scope (nil: the configured secrets) and the call's env entries, reading
+// every secret through the gated vault.
+func (tc *ToolContext) BuildEnv(scope []string, extra map[string]string) (tools.Env, error) {
+	p := tc.Policy
+	p.Scope = scope
+	env, _, err := tools.BuildEnv(tools.EnvRequest{
+		Ambient: tc.Ambient, Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra,
+	})
+	return env, err
+}
+
+// Registry holds the tools offered to the model.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns a registry holding ts.
+func NewRegistry(ts ...Tool) *Registry {
+	r := &Registry{tools: map[string]Tool{}}
+	for _, t := range ts {
+		r.Add(t)
+	}
+	return r
+}
+
+// Add registers t, replacing a tool of the same name.
+func (r *Registry) Add(t Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools[t.Name()] = t
+}
+
+// Remove unregisters the named tool.
+func (r *Registry) Remove(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tools, name)
+}
+
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// List returns the tools sorted by name.
+func (r *Registry) List() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// gatedVault is the vault a tool sees.
+type gatedVault struct {
+	ctx     context.Context
+	gate    Gate
+	vault   SecretReader
+	subject string
+	turn    int
+}
+
+func (g gatedVault) Get(name string) (string, error) {
+	req := Request{GateID: GateVaultRead + name, Subject: g.subject, Turn: g.turn}
+	v, err := g.gate.Decide(g.ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if v.Decision != Allow {
+		return "", fmt.Errorf("%w: %s", ErrDenied, v.Message)
+	}
+	return g.vault.Get(name)
+}

@@ -1,0 +1,121 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// step is one scripted model response.
+type step struct {
+	text  string
+	calls []fakeCall
+}
+
+type fakeCall struct {
+	name string
+	args any
+}
+
+// fakeModel is an OpenAI-compatible Chat Completions server on 127.0.0.1
+// that streams scripted responses in the real SSE wire format. Which step it
+// plays is derived from the request (the number of assistant messages so
+// far), so it is stateless across turns; it records every request body.
+type fakeModel struct {
+	t      *testing.T
+	srv    *httptest.Server
+	steps  []step
+	mu     sync.Mutex
+	bodies []string
+	auth   []string
+}
+
+func newFakeModel(t *testing.T, steps ...step) *fakeModel {
+	f := &fakeModel{t: t, steps: steps}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeModel) URL() string { return f.srv.URL + "/v1" }
+
+// Received is every request body the model was sent, concatenated.
+func (f *fakeModel) Received() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.bodies, "\n")
+}
+
+func (f *fakeModel) Requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.bodies)
+}
+
+func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	f.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+		Stream bool `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	s := step{text: "(the fake model has nothing more to say)"}
+	if n < len(f.steps) {
+		s = f.steps[n]
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	for _, word := range strings.SplitAfter(s.text, " ") {
+		if word != "" {
+			chunk(map[string]any{"content": word}, nil)
+		}
+	}
+	for i, c := range s.calls {
+		args, _ := json.Marshal(c.args)
+		half := len(args) / 2
+		id := fmt.Sprintf("call_%d_%d", n, i)
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": id, "type": "function",
+			"function": map[string]any{"name": c.name, "arguments": string(args[:half])}}}}, nil)
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": string(args[half:])}}}}, nil)
+	}
+	finish := "stop"
+	if len(s.calls) > 0 {
+		finish = "tool_calls"
+	}
+	chunk(map[string]any{}, finish)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}

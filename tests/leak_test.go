@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkLeakTurn asserts what every leak test shares: no canary on the screen,
+// in what the model received, in the transcript or the audit log; and the
+// positive control arrived exactly and came back redacted.
+func checkLeakTurn(t *testing.T, w *world, screen, received string) {
+	t.Helper()
+	w.assertNoCanary("the screen", screen)
+	w.assertNoCanary("the requests the model received", received)
+	w.assertNoCanary("the transcript", w.transcripts())
+	w.assertNoCanary("the audit log", w.audit())
+	if !strings.Contains(received, w.grantedSHA) {
+		t.Errorf("positive control: the granted secret did not reach the child exactly (no sha256 %s in the tool result)", w.grantedSHA)
+	}
+	if !strings.Contains(received, "positive=[REDACTED:GRANTED]") {
+		t.Errorf("positive control: the granted secret did not come back redacted")
+	}
+	// The env output really was there (the channel works), and the .env and
+	// /proc reads ran.
+	for _, want := range []string{"PATH=", "DOTENV_CANARY=[REDACTED:DOTENV_CANARY]", "---"} {
+		if !strings.Contains(received, want) {
+			t.Errorf("tool result lacks %q; the turn did not run as scripted", want)
+		}
+	}
+	if strings.Count(w.transcripts(), `"role":"tool"`) == 0 {
+		t.Error("transcript has no tool result")
+	}
+	if !strings.Contains(w.audit(), `"gate":"vault.read:GRANTED"`) {
+		t.Errorf("audit log lacks the vault read:\n%s", w.audit())
+	}
+}
+
+func TestChatTurnRunningEnvLeaksNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{text: "Let me look at the environment.", calls: []fakeCall{{"bash", leakArgs}}},
+		step{text: "All done: nothing secret was visible."},
+	)
+	w.config(fmt.Sprintf(`
+[model]
+provider = "openai"
+base_url = %q
+model = "fake"
+
+[[rules]]
+gate = "tool.run:bash"
+subject = "bash"
+decision = "allow"
+`, model.URL()))
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("check the environment please\r")
+	// No rule covers vault.read:GRANTED: hush asks, and we allow once.
+	tm.expect("bash wants the secret GRANTED", 20*time.Second)
+	tm.send("\r")
+	tm.expect("All done: nothing secret was visible.", 30*time.Second)
+	tm.expect("› ", 10*time.Second)
+	tm.send("\x04") // Ctrl-D exits
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
+	}
+	checkLeakTurn(t, w, tm.Raw(), model.Received())
+	if !strings.Contains(tm.Screen(), "● bash env; echo ---") {
+		t.Errorf("the tool call was not shown with its arguments:\n%s", tm.Screen())
+	}
+	if !strings.Contains(w.audit(), `"gate":"vault.read:GRANTED","decision":"allow","source":"prompt"`) {
+		t.Errorf("audit does not record the prompt's allow:\n%s", w.audit())
+	}
+}
+
+func TestRunTurnRunningEnvLeaksNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{text: "Checking.", calls: []fakeCall{{"bash", leakArgs}}},
+		step{text: "Finished."},
+	)
+	w.config(fmt.Sprintf(`
+[model]
+provider = "openai"
+base_url = %q
+model = "fake"
+
+[[rules]]
+gate = "vault.read:GRANTED"
+subject = "bash"
+decision = "allow"
+`, model.URL()))
+	tm := startPTY(t, w, "run", "--yes", "check the environment")
+	if code := tm.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
+	}
+	tm.expect("Finished.", time.Second)
+	checkLeakTurn(t, w, tm.Raw(), model.Received())
+}
+
+func TestRunDeniesSecretWithoutRule(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "touch ran", "env": map[string]string{"X": "${VAULT_CANARY}"}}}}},
+		step{text: "ok"},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n", model.URL()))
+	cmd := exec.Command(hushBin, "run", "--yes", "--json", "go")
+	cmd.Env, cmd.Dir = w.env, w.project
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	outBytes, err := cmd.Output()
+	out := string(outBytes)
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out, stderr.String())
+	}
+	w.assertNoCanary("run --json stderr", stderr.String())
+	if _, err := os.Stat(filepath.Join(w.project, "ran")); err == nil {
+		t.Fatal("the script ran although its secret was denied")
+	}
+	var sawDenial bool
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("--json printed a non-JSON line %q", line)
+		}
+		if ev["type"] == "tool_result" && strings.Contains(fmt.Sprint(ev["text"]), "[[rules]]\ngate = \"vault.read:VAULT_CANARY\"\nsubject = \"bash\"\ndecision = \"allow\"") {
+			sawDenial = true
+		}
+	}
+	if !sawDenial {
+		t.Fatalf("no denial naming the rule to add:\n%s", out)
+	}
+	w.assertNoCanary("run --json output", out)
+	if !strings.Contains(w.audit(), `"gate":"vault.read:VAULT_CANARY","decision":"deny","source":"default"`) {
+		t.Errorf("audit lacks the denial:\n%s", w.audit())
+	}
+}
+
+func TestReplayTurnLeaksNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	argsJSON, _ := json.Marshal(leakArgs)
+	replay := fmt.Sprintf(`{"steps":[{"text":"Checking.","tool_calls":[{"name":"bash","args":%s}]},{"text":"Replay finished cleanly."}]}`, argsJSON)
+	w.write(filepath.Join(w.project, "turn.json"), replay)
+	w.config("[[rules]]\ngate = \"vault.read:GRANTED\"\nsubject = \"bash\"\ndecision = \"allow\"\n")
+	tm := startPTY(t, w, "run", "--provider", "replay", "--replay", "turn.json", "--yes", "go")
+	if code := tm.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
+	}
+	tm.expect("Replay finished cleanly.", time.Second)
+	// The replay has no model server; what the model "received" is the transcript.
+	checkLeakTurn(t, w, tm.Raw(), w.transcripts())
+}
+
+func TestEmbeddedReplayRuns(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	out, err := runHush(w, "run", "--provider", "replay", "--yes", "check what a tool can see")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	w.assertNoCanary("the embedded replay's output", out)
+	if !strings.Contains(out, "PATH=") || !strings.Contains(out, "DOTENV_CANARY=[REDACTED:DOTENV_CANARY]") {
+		t.Fatalf("the embedded replay did not show env and .env:\n%s", out)
+	}
+}
+
+// runHush runs the binary without a terminal and returns stdout+stderr.
+func runHush(w *world, args ...string) (string, error) {
+	cmd := exec.Command(hushBin, args...)
+	cmd.Env = w.env
+	cmd.Dir = w.project
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

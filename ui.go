@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/provider"
+)
+
+// termEvents renders a turn for a person: streamed model text, each tool
+// call with its arguments, a bounded preview of its output, and its result.
+// Everything is sanitized: tool output cannot move the cursor, set the
+// title, or write the clipboard.
+type termEvents struct {
+	mu  sync.Mutex
+	out io.Writer
+	// previewLines bounds the output shown per tool call.
+	previewLines int
+
+	lines     int  // preview lines shown for the current call
+	cut       bool // preview limit reached
+	lineStart bool
+	partial   strings.Builder
+	inText    bool
+}
+
+func newTermEvents(out io.Writer) *termEvents {
+	return &termEvents{out: out, previewLines: 12}
+}
+
+func (t *termEvents) Text(delta string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inText = true
+	io.WriteString(t.out, outbuf.Sanitize(delta))
+}
+
+func (t *termEvents) ToolStart(call provider.ToolCall) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inText {
+		io.WriteString(t.out, "\n")
+		t.inText = false
+	}
+	fmt.Fprintf(t.out, "\n● %s %s\n", call.Name, outbuf.Sanitize(summarizeArgs(call.Args, 300)))
+	t.lines, t.cut, t.lineStart = 0, false, true
+	t.partial.Reset()
+}
+
+func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cut {
+		return
+	}
+	for _, r := range outbuf.Sanitize(string(chunk)) {
+		if t.lines >= t.previewLines {
+			t.cut = true
+			return
+		}
+		if t.lineStart {
+			io.WriteString(t.out, "  │ ")
+			t.lineStart = false
+		}
+		io.WriteString(t.out, string(r))
+		if r == '\n' {
+			t.lines++
+			t.lineStart = true
+		}
+	}
+}
+
+func (t *termEvents) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.lineStart {
+		io.WriteString(t.out, "\n")
+	}
+	if t.cut {
+		io.WriteString(t.out, "  │ … (preview cut; the model sees up to 32 KiB)\n")
+	}
+	last := result
+	if i := strings.LastIndexByte(strings.TrimRight(result, "\n"), '\n'); i >= 0 && !strings.HasPrefix(result, "denied:") {
+		last = result[i+1:]
+	}
+	mark := "└"
+	if isErr {
+		mark = "└ ✗"
+	}
+	if t.lines == 0 || strings.HasPrefix(result, "denied:") || strings.HasPrefix(last, "[") || strings.HasPrefix(last, "error:") || strings.HasPrefix(last, "cancelled") {
+		fmt.Fprintf(t.out, "  %s %s\n", mark, outbuf.Sanitize(strings.TrimSpace(last)))
+	}
+	io.WriteString(t.out, "\n")
+}
+
+// summarizeArgs renders tool arguments on one line, shortened: a script
+// first, then the other arguments.
+func summarizeArgs(args json.RawMessage, max int) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return shorten(string(args), max)
+	}
+	var script string
+	if raw, ok := m["script"]; ok && json.Unmarshal(raw, &script) == nil {
+		delete(m, "script")
+	}
+	rest := ""
+	if len(m) > 0 {
+		b, _ := json.Marshal(m)
+		rest = string(b)
+	}
+	switch {
+	case script == "":
+		return shorten(rest, max)
+	case rest == "":
+		return shorten(strings.ReplaceAll(script, "\n", "; "), max)
+	}
+	return shorten(strings.ReplaceAll(script, "\n", "; "), max) + "  " + shorten(rest, max/2)
+}
+
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// jsonEvents writes one JSON object per line (hush run --json).
+type jsonEvents struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func newJSONEvents(out io.Writer) *jsonEvents { return &jsonEvents{enc: json.NewEncoder(out)} }
+
+func (j *jsonEvents) emit(v any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_ = j.enc.Encode(v)
+}
+
+func (j *jsonEvents) Text(delta string) {
+	j.emit(map[string]any{"type": "text", "text": delta})
+}
+
+func (j *jsonEvents) ToolStart(call provider.ToolCall) {
+	j.emit(map[string]any{"type": "tool_call", "id": call.ID, "name": call.Name, "args": call.Args})
+}
+
+func (j *jsonEvents) ToolOutput(call provider.ToolCall, chunk []byte) {
+	j.emit(map[string]any{"type": "tool_output", "id": call.ID, "text": string(chunk)})
+}
+
+func (j *jsonEvents) ToolEnd(call provider.ToolCall, result string, isErr bool) {
+	j.emit(map[string]any{"type": "tool_result", "id": call.ID, "name": call.Name, "text": result, "is_error": isErr})
+}
