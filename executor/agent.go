@@ -94,10 +94,12 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	}
 	specs := a.toolSpecs()
 	for step := 0; step < maxSteps; step++ {
-		textOut := red.Writer(textSink{a.Events})
+		textRed := red.Writer(textSink{a.Events})
+		textOut := outbuf.NewSanitizeWriter(textRed)
 		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs},
 			func(delta string) { _, _ = io.WriteString(textOut, delta) })
 		_ = textOut.Close()
+		_ = textRed.Close()
 		if err != nil {
 			return added, fmt.Errorf("model: %s", red.String(err.Error()))
 		}
@@ -106,7 +108,7 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 			c.Args = json.RawMessage(red.String(string(c.Args)))
 			calls[i] = c
 		}
-		add(provider.Message{Role: provider.RoleAssistant, Text: red.String(resp.Text), ToolCalls: calls})
+		add(provider.Message{Role: provider.RoleAssistant, Text: red.String(outbuf.Sanitize(resp.Text)), ToolCalls: calls})
 		if len(calls) == 0 {
 			return added, nil
 		}
@@ -148,7 +150,10 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 		tail = 16 << 10
 	}
 	kept := outbuf.NewHeadTail(head, tail)
-	out := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
+	// Sanitize before redacting: a secret printed with colour codes inside it
+	// (grep --color) only matches once the codes are gone.
+	redacted := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
+	out := outbuf.NewSanitizeWriter(redacted)
 	tc := &ToolContext{
 		Subject: call.Name,
 		Turn:    turn,
@@ -167,6 +172,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	}
 	res, runErr := tool.Run(ctx, tc, args)
 	_ = out.Close()
+	_ = redacted.Close()
 
 	var b strings.Builder
 	b.WriteString(kept.String())

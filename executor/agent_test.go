@@ -262,3 +262,21 @@ func TestCancelStopsTheTool(t *testing.T) {
 		t.Fatalf("last message = %+v", added[len(added)-1])
 	}
 }
+
+func TestColouredSecretIsRedacted(t *testing.T) {
+	t.Parallel()
+	rules := append(allowBash, executor.Rule{Gate: "vault.read:GRANTED", Subject: "bash", Decision: executor.Allow})
+	// The value is printed with a colour code in its middle, as grep --color does.
+	f := newFixture(t, rules, provider.Response{ToolCalls: []provider.ToolCall{call("c1",
+		`printf '%s\033[01;31m%s\033[m%s\n' "${POS:0:6}" "${POS:6:4}" "${POS:10}"`, `,"env":{"POS":"${GRANTED}"}`)}})
+	added, err := f.agent.Turn(context.Background(), nil, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(added[2].Text, "[REDACTED:GRANTED]\n") {
+		t.Fatalf("result = %q", added[2].Text)
+	}
+	if strings.Contains(f.events.String(), "granted-value") {
+		t.Fatal("screen shows the coloured secret")
+	}
+}

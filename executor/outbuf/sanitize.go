@@ -167,10 +167,18 @@ func (s *sanitizer) feed(out, b []byte, final bool) ([]byte, int) {
 func (s *sanitizer) feedUntil(out, b []byte, stop int, final bool) ([]byte, int) {
 	i := 0
 	for i < stop && i < len(b) {
-		if s.state == ground && !s.cr {
-			if j := plainRun(b, i); j > i {
-				out = append(out, b[i:j]...)
-				i = j
+		if s.state == ground {
+			// After a \r the next character goes through ground, which
+			// clears the pending \r\n pairing.
+			if !s.cr {
+				if j := plainRun(b, i); j > i {
+					out = append(out, b[i:j]...)
+					i = j
+					continue
+				}
+			}
+			if j := completeCSI(b, i); j > i {
+				i = j // what the state machine would do, in one step
 				continue
 			}
 		}
@@ -212,19 +220,40 @@ func plainRun(b []byte, i int) int {
 				continue
 			}
 		}
-		c := b[i]
-		if c >= 0x20 && c < 0x7f {
-			i++
-			continue
+		// Something in these eight bytes needs a closer look; look at them
+		// one by one before trying eight at a time again.
+		for end := min(i+8, len(b)); i < end; {
+			c := b[i]
+			if c >= 0x20 && c < 0x7f {
+				i++
+				continue
+			}
+			if c < utf8.RuneSelf {
+				return i
+			}
+			r, size := utf8.DecodeRune(b[i:])
+			if size == 1 || r <= 0x9f { // invalid, unfinished, or C1
+				return i
+			}
+			i += size
 		}
-		if c < utf8.RuneSelf {
+	}
+	return i
+}
+
+// completeCSI returns the end of a whole, short CSI sequence at b[i], or i
+// if there is none. Colour codes are most of the sequences in tool output.
+func completeCSI(b []byte, i int) int {
+	if i+2 >= len(b) || b[i] != esc || b[i+1] != '[' {
+		return i
+	}
+	for j := i + 2; j < len(b) && j-i < maxSequence; j++ {
+		switch c := b[j]; {
+		case c >= 0x40 && c <= 0x7e:
+			return j + 1
+		case c < 0x20 || c > 0x3f:
 			return i
 		}
-		r, size := utf8.DecodeRune(b[i:])
-		if size == 1 || r <= 0x9f { // invalid, unfinished, or C1
-			return i
-		}
-		i += size
 	}
 	return i
 }

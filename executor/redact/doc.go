@@ -22,7 +22,7 @@
 // leftmost-longest results — for "bcd" and "cdefgh" in "xbcdefgh" one
 // returned the later, longer match, the other two overlapping matches —
 // neither can carry its state across writes, and on 1,000 secrets with their
-// encodings they built ~100 MB automata and scanned at 90–250 MB/s here.
+// encodings they built 20–110 MB automata and scanned at 30–250 MB/s here.
 // Secrets are long and random, which a sampling filter exploits: clean
 // output is looked at once per dozen bytes or so (see matcher).
 package redact
