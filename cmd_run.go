@@ -61,7 +61,10 @@ func (a *app) runCommand() *cli.Command {
 }
 
 func (a *app) runOnce(f modelFlags, prompt string) error {
-	var events executor.Events = newTermEvents(a.stdout)
+	term := newTermEvents(a.stdout)
+	// A one-shot run is read afterwards (often in CI logs): show more.
+	term.previewLines = 60
+	var events executor.Events = term
 	if f.json {
 		events = newJSONEvents(a.stdout)
 	}
