@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/hushcli/hush/config"
@@ -106,11 +107,11 @@ func (a *app) cliApp() *cli.App {
 			a.chatCommand(),
 			a.runCommand(),
 			a.envCommand(),
-			{
-				Name:        "audit",
-				Usage:       "inspect what hush allowed and denied",
-				Subcommands: []*cli.Command{a.auditLogCommand()},
-			},
+			a.setupCommand(),
+			a.vaultCommand(),
+			a.trustCommand(),
+			a.auditCommand(),
+			a.probeCommand(),
 		},
 		DefaultCommand:  "chat",
 		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
@@ -134,6 +135,12 @@ func (a *app) init() error {
 			return
 		}
 		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
+		if a.initErr == nil {
+			a.cfg, a.initErr = a.withProjectConfig(a.cfg)
+		}
+		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
+			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
+		}
 	})
 	return a.initErr
 }
@@ -150,7 +157,7 @@ func (a *app) openVault() (*vault.Layered, error) {
 		if backend == "" {
 			backend = "envfile"
 		}
-		reg := vault.NewRegistry()
+		reg := a.vaultRegistry()
 		v, err := reg.Open(backend, a.dirs.Data)
 		if err != nil {
 			a.vaultErr = err

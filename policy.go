@@ -24,7 +24,7 @@ func (a *app) policyFor(tool string) (tools.Policy, map[string]string, error) {
 		if !ok {
 			return tools.Policy{}, nil, fmt.Errorf("no MCP server %q in %s", server, config.FileName)
 		}
-		return tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames}, s.Env, nil
+		return tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames, UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, s.Env, nil
 	}
 	known := false
 	for _, t := range knownTools {
@@ -38,7 +38,9 @@ func (a *app) policyFor(tool string) (tools.Policy, map[string]string, error) {
 		sort.Strings(names)
 		return tools.Policy{}, nil, fmt.Errorf("unknown tool %q (known: %s)", tool, strings.Join(names, ", "))
 	}
-	return policyFromConfig(a.cfg.Tools[tool]), nil, nil
+	p := policyFromConfig(a.cfg.Tools[tool])
+	p.UnsafeNoCredentialFilter = a.cfg.Unsafe.NoCredentialFilter
+	return p, nil, nil
 }
 
 func policyFromConfig(t config.ToolConfig) tools.Policy {

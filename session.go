@@ -67,7 +67,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	}
 
 	bashCfg := a.cfg.Tools[bash.Name]
-	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration})
+	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: a.cfg.Unsafe.SecretsInArgv})
 	agent := &executor.Agent{
 		Provider:   prov,
 		Tools:      reg,
@@ -83,6 +83,8 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		Session:    session,
 		System:     a.systemPrompt(dir),
 		MaxSteps:   a.cfg.Turn.MaxSteps,
+
+		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
 	return agent, func() { transcript.Close() }, nil
 }

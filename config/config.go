@@ -33,6 +33,35 @@ type Config struct {
 	MCP     map[string]MCPServer  `toml:"mcp"`
 	Turn    TurnConfig            `toml:"turn"`
 	Project ProjectConfig         `toml:"project"`
+	Unsafe  Unsafe                `toml:"unsafe"`
+}
+
+// Unsafe switches protections off. It exists so that `hush audit`'s own
+// tests can prove each protection is load-bearing through the real code
+// paths; hush warns on every start while any is set, and `hush audit`
+// reports it as a risk. No user should set it.
+type Unsafe struct {
+	// NoCredentialFilter lets ambient credentials into a child's environment.
+	NoCredentialFilter bool `toml:"no_credential_filter"`
+	// SecretsInArgv makes bash pass granted values on its command line.
+	SecretsInArgv bool `toml:"secrets_in_argv"`
+	// NoMountMask mounts the project in a container without hiding .env.
+	NoMountMask bool `toml:"no_mount_mask"`
+	// NoRedaction passes tool output through unredacted.
+	NoRedaction bool `toml:"no_redaction"`
+}
+
+// Any reports whether any protection is switched off, and which.
+func (u Unsafe) Any() []string {
+	var on []string
+	for name, set := range map[string]bool{"no_credential_filter": u.NoCredentialFilter, "secrets_in_argv": u.SecretsInArgv,
+		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction} {
+		if set {
+			on = append(on, name)
+		}
+	}
+	sort.Strings(on)
+	return on
 }
 
 // Model picks the provider the agent talks to.

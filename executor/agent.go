@@ -50,6 +50,9 @@ type Agent struct {
 	Transcript io.Writer
 	Session    string
 	System     string
+	// UnsafeNoRedaction passes tool output through unscrubbed. It exists
+	// only so `hush audit`'s tests can prove redaction is load-bearing.
+	UnsafeNoRedaction bool
 	// MaxSteps bounds model calls in one turn (default 25).
 	MaxSteps int
 	// OutputHead and OutputTail bound what the model sees of one tool
@@ -76,6 +79,9 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 		return nil, fmt.Errorf("read the vault: %w", err)
 	}
 	red := newRedactor(all)
+	if a.UnsafeNoRedaction {
+		red = nil // a nil Redactor passes bytes through
+	}
 	secrets := tools.NewSecretSet(all)
 	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session})
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,11 @@ type Policy struct {
 	// Non-nil and empty: no secret at all, not even Secrets. Otherwise
 	// exactly these names, each through the grant (seed 002).
 	Scope []string
+
+	// UnsafeNoCredentialFilter copies credential-named and credential-valued
+	// ambient variables like any other. Only for `hush audit`'s fault
+	// injection ([unsafe] in config.toml); loader variables stay out.
+	UnsafeNoCredentialFilter bool
 
 	// Seed-001 hygiene options, all off by default.
 	HomeDir    string       // HOME points here; the real home goes in HUSH_REAL_HOME
@@ -145,13 +151,17 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		return nil, nil, errors.New("build env: no ambient snapshot given")
 	}
 	p := req.Policy
-	env := map[string]Var{}
+	// Sized for a typical child (the core allowlist, a few extras) so the
+	// map does not grow on every tool call.
+	env := make(map[string]Var, 32)
 	var dropped []Dropped
 
 	ambientOK := func(name, value string) (bool, string) {
 		switch {
 		case IsLoaderName(name):
 			return false, "loader injection variable"
+		case p.UnsafeNoCredentialFilter:
+			return true, ""
 		case IsCredentialName(name):
 			return false, "credential-named; grant it as a secret instead"
 		case req.Secrets != nil && req.Secrets.HasName(name):
@@ -185,7 +195,7 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		if len(base) == 0 {
 			base = coreNames
 		}
-		copyAmbient(func(n string) bool { return MatchAny(base, n) }, FromCore)
+		copyAmbient(nameMatcher(base), FromCore)
 	case InheritNone:
 	case InheritAll:
 		copyAmbient(func(string) bool { return true }, FromAll)
@@ -193,7 +203,7 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		return nil, nil, fmt.Errorf("build env: unknown inherit %q (want core, none or all)", p.Inherit)
 	}
 	if len(p.Include) > 0 {
-		copyAmbient(func(n string) bool { return MatchAny(p.Include, n) }, FromInclude)
+		copyAmbient(nameMatcher(p.Include), FromInclude)
 	}
 	for name := range env {
 		if MatchAny(p.Exclude, name) {
@@ -286,8 +296,9 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	for _, v := range env {
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	sort.Slice(dropped, func(i, j int) bool { return dropped[i].Name < dropped[j].Name })
+	byName := func(a, b Var) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(out, byName)
+	slices.SortFunc(dropped, func(a, b Dropped) int { return strings.Compare(a.Name, b.Name) })
 	return out, dropped, nil
 }
 

@@ -40,6 +40,10 @@ type Spec struct {
 	// Outlive lets the child survive hush's exit (a background process the
 	// user asked to keep). Otherwise the kernel kills it when hush dies.
 	Outlive bool
+	// Credential, when set, runs the child as another user (hush audit runs
+	// the agent under test unprivileged, where same-user protections mean
+	// something).
+	Credential *syscall.Credential
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
 	KillGrace time.Duration
@@ -86,6 +90,7 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	if !spec.Outlive {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
+	cmd.SysProcAttr.Credential = spec.Credential
 	grace := spec.KillGrace
 	cmd.Cancel = func() error {
 		if grace > 0 {

@@ -30,6 +30,10 @@ type Tool struct {
 	// DefaultTimeout. A call may ask for less or more, up to MaxTimeout.
 	Timeout    time.Duration
 	MaxTimeout time.Duration
+	// UnsafeSecretsInArgv passes every granted value as a positional
+	// argument, visible to any process in /proc/*/cmdline. It exists only so
+	// `hush audit`'s tests can prove the argv checks see it ([unsafe]).
+	UnsafeSecretsInArgv bool
 }
 
 // Params are the tool's arguments; the tags are its JSON schema.
@@ -90,10 +94,20 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := tools.Command(runCtx, tools.Spec{
+	spec := tools.Spec{
 		Path: "bash", Args: []string{"-c", p.Script}, Dir: tc.Dir, Env: env,
 		Stdout: tc.Output, Stderr: tc.Output, Secrets: tc.Secrets, KillGrace: 2 * time.Second,
-	})
+	}
+	if t.UnsafeSecretsInArgv {
+		spec.Args = append(spec.Args, "bash")
+		for _, v := range env {
+			if v.Secret {
+				spec.Args = append(spec.Args, v.Value)
+			}
+		}
+		spec.Secrets = nil
+	}
+	cmd, err := tools.Command(runCtx, spec)
 	if err != nil {
 		return executor.Result{}, err
 	}

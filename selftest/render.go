@@ -1,0 +1,48 @@
+package selftest
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Render prints the matrix, the verdict, the cells' details and the risks.
+func (r *Report) Render(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "PATH")
+	for _, v := range Vectors {
+		fmt.Fprint(tw, "\t"+strings.ToUpper(v))
+	}
+	fmt.Fprintln(tw)
+	for _, row := range r.Rows {
+		fmt.Fprint(tw, row.Path)
+		for _, v := range Vectors {
+			fmt.Fprint(tw, "\t"+row.Cells[v].Status)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	var notes []string
+	for _, row := range r.Rows {
+		for _, v := range Vectors {
+			c := row.Cells[v]
+			if c.Detail != "" && c.Status != "pass" && c.Status != "n/a" {
+				notes = append(notes, fmt.Sprintf("  %s / %s: %s: %s", row.Path, v, c.Status, c.Detail))
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Verdict)
+	if len(r.Risks) > 0 {
+		fmt.Fprintf(w, "\nConfiguration risks:\n")
+		for _, risk := range r.Risks {
+			fmt.Fprintf(w, "  - %s\n", risk)
+		}
+	}
+}

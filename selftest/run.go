@@ -1,0 +1,490 @@
+package selftest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
+)
+
+// Options configure one audit.
+type Options struct {
+	// Hush is the hush binary to start as the agent under test.
+	Hush string
+	// Ambient is the auditing hush's start-up environment snapshot (PATH,
+	// DOCKER_HOST and the like are passed on to the agent under test).
+	Ambient map[string]string
+	// User is the user's config: its tool policies and [unsafe] settings are
+	// what the audit tests.
+	User config.Config
+	// Docker includes the docker-bash path.
+	Docker bool
+	// Timeout bounds each agent run (default 60s).
+	Timeout time.Duration
+}
+
+// Row is one spawn path's results.
+type Row struct {
+	Path  string          `json:"path"`
+	Cells map[string]Cell `json:"cells"`
+}
+
+// Report is the audit's outcome.
+type Report struct {
+	Rows    []Row    `json:"rows"`
+	Leaks   int      `json:"leaks"`
+	Failed  int      `json:"failed"`
+	Verdict string   `json:"verdict"`
+	Risks   []string `json:"risks"`
+}
+
+// OK reports whether nothing leaked and every positive control arrived.
+func (r *Report) OK() bool { return r.Leaks == 0 && r.Failed == 0 }
+
+// unprivileged is the uid and gid the agent under test runs as when the
+// audit runs as root: root reads any process's memory, so a same-user
+// protection can only be checked between two ordinary processes.
+const unprivileged = 65534
+
+// Run performs the audit.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	root, err := os.MkdirTemp("", "hush-audit-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(root)
+	c := newCanaries()
+	paths := []string{PathBash, PathBackground, PathMCP}
+	if o.Docker {
+		paths = append(paths, PathDocker)
+	}
+
+	main, err := o.runWorld(ctx, filepath.Join(root, "a"), c, paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	var lowered *runResult
+	if os.Geteuid() == 0 {
+		if err := os.Chmod(root, 0o711); err != nil {
+			return nil, err
+		}
+		cred := &syscall.Credential{Uid: unprivileged, Gid: unprivileged, Groups: []uint32{}}
+		lowered, err = o.runWorld(ctx, filepath.Join(root, "b"), c, []string{PathBash, PathBackground, PathMCP}, cred)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	rep := &Report{}
+	for _, p := range paths {
+		row := Row{Path: p, Cells: main.cells(p, c)}
+		if lowered != nil && p != PathDocker {
+			// Root reads every process's memory; the memory check that
+			// means something is the unprivileged run's.
+			low := lowered.cells(p, c)
+			row.Cells[VecMem] = low[VecMem]
+			row.Cells[VecEnviron] = worst(row.Cells[VecEnviron], low[VecEnviron])
+		} else if os.Geteuid() == 0 && p != PathDocker {
+			row.Cells[VecMem] = skip("running as root, which can read any process's memory")
+		}
+		if p == PathDocker {
+			row.Cells[VecMem] = notApplicable("a container cannot see host processes")
+			row.Cells[VecEnviron] = notApplicable("a container cannot see host processes")
+		}
+		for _, cell := range row.Cells {
+			switch cell.Status {
+			case "LEAK":
+				rep.Leaks++
+			case "FAIL":
+				rep.Failed++
+			}
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	switch {
+	case rep.Leaks > 0:
+		rep.Verdict = fmt.Sprintf("LEAK: %d check(s) found a planted secret where it must not be", rep.Leaks)
+	case rep.Failed > 0:
+		rep.Verdict = fmt.Sprintf("FAILED: %d check(s) could not run as planned, so they prove nothing", rep.Failed)
+	default:
+		rep.Verdict = "pass: no planted secret reached a tool, a log or the model except where granted, and then redacted"
+	}
+	return rep, nil
+}
+
+func worst(a, b Cell) Cell {
+	rank := map[string]int{"n/a": 0, "skip": 1, "pass": 2, "FAIL": 3, "LEAK": 4}
+	if rank[b.Status] > rank[a.Status] {
+		return b
+	}
+	return a
+}
+
+// runResult is what one run of the agent under test produced.
+type runResult struct {
+	w          *world
+	results    map[string][]string // path -> tool results (redacted text the model saw)
+	errs       map[string]string   // path -> first error line, when a path could not run
+	cmdlines   map[string][]string // path -> canary labels seen in a command line
+	transcript string
+	audit      string
+	runErr     string
+}
+
+// runWorld lays out a world and runs the agent under test once.
+func (o Options) runWorld(ctx context.Context, dir string, c canaries, paths []string, cred *syscall.Credential) (*runResult, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	bin := o.Hush
+	if cred != nil {
+		// The unprivileged agent must be able to run the binary and own its
+		// world.
+		bin = filepath.Join(dir, "hush")
+		if err := copyFile(o.Hush, bin, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	w, err := build(dir, bin, c, o, paths)
+	if err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		if err := chownTree(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, err
+		}
+	}
+	env, _, err := tools.BuildEnv(tools.EnvRequest{Ambient: map[string]string{}, Policy: tools.Policy{Inherit: tools.InheritNone, Set: envMap(w.env)}})
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd, err := tools.Command(runCtx, tools.Spec{
+		Path: bin, Args: []string{"--dir", w.project, "run", "--json", "--yes", "audit every spawn path"},
+		Dir: w.project, Env: env, Stdout: &stdout, Stderr: &stderr, Credential: cred, KillGrace: time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	scan := newCmdlineScanner(c)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the agent under test: %w", err)
+	}
+	stop := scan.start()
+	runErr := cmd.Wait()
+	stop()
+	r := &runResult{w: w, results: map[string][]string{}, errs: map[string]string{}, cmdlines: scan.byPath()}
+	if runErr != nil {
+		r.runErr = strings.TrimSpace(firstLine(stderr.String()) + " " + runErr.Error())
+	}
+	r.parseEvents(stdout.Bytes())
+	r.transcript = readAll(filepath.Join(w.dataDir, "transcripts"))
+	r.audit = readAll(filepath.Join(w.dataDir, "audit.jsonl"))
+	return r, nil
+}
+
+// parseEvents sorts the --json tool results by path.
+func (r *runResult) parseEvents(out []byte) {
+	names := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type, ID, Name, Text string
+			IsError              bool `json:"is_error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "tool_call":
+			names[ev.ID] = ev.Name
+		case "tool_result":
+			p := pathOf(names[ev.ID])
+			r.results[p] = append(r.results[p], ev.Text)
+			if ev.IsError && r.errs[p] == "" {
+				r.errs[p] = firstLine(ev.Text)
+			}
+		}
+	}
+}
+
+func pathOf(tool string) string {
+	switch {
+	case tool == "bash":
+		return PathBash
+	case tool == "background":
+		return PathBackground
+	case tool == "dockerbash":
+		return PathDocker
+	case strings.HasPrefix(tool, "mcp"):
+		return PathMCP
+	}
+	return tool
+}
+
+// cells checks one path's vectors.
+func (r *runResult) cells(p string, c canaries) map[string]Cell {
+	cells := map[string]Cell{}
+	output := strings.Join(r.results[p], "\n")
+	probes := ParseProbeLines(output)
+	for _, v := range Vectors {
+		cells[v] = skip("the path did not run")
+	}
+	// Tool output, transcript and audit log are checked whatever happened.
+	// The plain innocent-named variable is not a secret by hush's rules;
+	// only the agent's own environ must hide it.
+	cells[VecOutput] = c.check(output, cEnvPlain)
+	cells[VecTranscript] = c.check(r.transcript, cEnvPlain)
+	cells[VecAuditLog] = c.check(r.audit, cEnvPlain)
+	if labels := r.cmdlines[p]; len(labels) > 0 {
+		cells[VecCmdline] = leak(labels)
+	} else {
+		cells[VecCmdline] = pass()
+	}
+	if len(probes) == 0 {
+		why := r.errs[p]
+		if why == "" {
+			why = r.runErr
+		}
+		if why == "" {
+			why = "the probe did not report"
+		}
+		for _, v := range []string{VecEnv, VecFiles, VecEnviron, VecMem} {
+			cells[v] = skip(why)
+		}
+		if p == PathDocker {
+			cells[VecGranted] = skip(why)
+		} else {
+			cells[VecGranted] = Cell{Status: "FAIL", Detail: why}
+		}
+		return cells
+	}
+	pr := probes[0]
+	allowEnv := []string{cGranted, cEnvPlain}
+	if p == PathMCP {
+		allowEnv = append(allowEnv, cMCPLiteral) // the server's own configured env
+	}
+	cells[VecEnv] = checkHex(c, pr.Env, allowEnv...)
+	if p == PathDocker {
+		cells[VecFiles] = checkHex(c, pr.Files["/app/.env"])
+	} else {
+		cells[VecFiles] = notApplicable("a host tool reads any file you can; the output column shows .env redacted")
+	}
+	cells[VecEnviron] = checkHex(c, pr.AgentEnviron)
+	cells[VecMem] = checkHex(c, pr.AgentMem)
+	if pr.Granted == sha(c[cGranted]) {
+		cells[VecGranted] = pass()
+	} else {
+		cells[VecGranted] = Cell{Status: "FAIL", Detail: "the granted secret did not arrive, so the other checks may prove nothing"}
+	}
+	return cells
+}
+
+// checkHex decodes a probe field; a field the probe could not read passes
+// (the protection held), with the reason as detail.
+func checkHex(c canaries, field string, allowed ...string) Cell {
+	if strings.HasPrefix(field, "!") {
+		return Cell{Status: "pass", Detail: "not readable: " + shortErr(field[1:])}
+	}
+	raw, err := hex.DecodeString(field)
+	if err != nil {
+		return Cell{Status: "FAIL", Detail: "the probe's report did not decode"}
+	}
+	return c.check(string(raw), allowed...)
+}
+
+func shortErr(s string) string {
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
+// cmdlineScanner watches every process's command line while the agent
+// under test runs, and traces a hit to the path whose tagged script is the
+// process or one of its ancestors.
+type cmdlineScanner struct {
+	c    canaries
+	mu   sync.Mutex
+	hits map[string]map[string]bool
+}
+
+func newCmdlineScanner(c canaries) *cmdlineScanner {
+	return &cmdlineScanner{c: c, hits: map[string]map[string]bool{}}
+}
+
+func (s *cmdlineScanner) start() (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			s.scanOnce()
+			select {
+			case <-done:
+				s.scanOnce()
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (s *cmdlineScanner) scanOnce() {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(cl) == 0 {
+			continue
+		}
+		labels := s.c.find(string(cl))
+		if len(labels) == 0 {
+			continue
+		}
+		path := tracePath(pid)
+		s.mu.Lock()
+		if s.hits[path] == nil {
+			s.hits[path] = map[string]bool{}
+		}
+		for _, l := range labels {
+			s.hits[path][l] = true
+		}
+		s.mu.Unlock()
+	}
+}
+
+// tracePath walks up from pid to the first process whose command line
+// carries a path tag.
+func tracePath(pid int) string {
+	for i := 0; i < 16 && pid > 1; i++ {
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if i := bytes.Index(cl, []byte("hush-audit-path=")); i >= 0 {
+			rest := cl[i+len("hush-audit-path="):]
+			if j := bytes.IndexAny(rest, "; \x00"); j >= 0 {
+				return string(rest[:j])
+			}
+		}
+		if bytes.Contains(cl, []byte("__probe\x00--mcp")) {
+			return PathMCP
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return "other"
+}
+
+func (s *cmdlineScanner) byPath() map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]string{}
+	for p, set := range s.hits {
+		for l := range set {
+			out[p] = append(out[p], l)
+		}
+		sort.Strings(out[p])
+	}
+	// A hit that cannot be traced counts against every path.
+	if other := out["other"]; len(other) > 0 {
+		for _, p := range []string{PathBash, PathBackground, PathMCP, PathDocker} {
+			out[p] = append(out[p], other...)
+		}
+	}
+	return out
+}
+
+func envMap(kv []string) map[string]string {
+	m := map[string]string{}
+	for _, e := range kv {
+		if k, v, ok := strings.Cut(e, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func readAll(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	if !fi.IsDir() {
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	var b strings.Builder
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(path, e.Name()))
+		b.Write(data)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func chownTree(root string, uid, gid int) error {
+	return filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
