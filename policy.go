@@ -7,6 +7,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/dockerbash"
 )
 
 // knownTools are the tools with a spawn policy in config.toml's [tools.NAME].
@@ -39,6 +40,9 @@ func (a *app) policyFor(tool string) (tools.Policy, map[string]string, error) {
 		return tools.Policy{}, nil, fmt.Errorf("unknown tool %q (known: %s)", tool, strings.Join(names, ", "))
 	}
 	p := policyFromConfig(a.cfg.Tools[tool])
+	if tool == dockerbash.Name {
+		p = dockerbash.ContainerPolicy(p)
+	}
 	p.UnsafeNoCredentialFilter = a.cfg.Unsafe.NoCredentialFilter
 	return p, nil, nil
 }

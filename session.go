@@ -50,6 +50,10 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	dockerTool, err := a.dockerbashTool()
+	if err != nil {
+		return nil, nil, err
+	}
 	rules := make([]executor.Rule, 0, len(a.cfg.Rules))
 	for _, r := range a.cfg.Rules {
 		rules = append(rules, executor.Rule{Gate: r.Gate, Subject: r.Subject, Decision: executor.Decision(r.Decision)})
@@ -68,6 +72,9 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 
 	bashCfg := a.cfg.Tools[bash.Name]
 	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: a.cfg.Unsafe.SecretsInArgv})
+	if dockerTool != nil {
+		reg.Add(dockerTool)
+	}
 	agent := &executor.Agent{
 		Provider:   prov,
 		Tools:      reg,

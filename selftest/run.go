@@ -72,7 +72,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer os.RemoveAll(root)
 	c := newCanaries()
 	paths := []string{PathBash, PathBackground, PathMCP}
-	if o.Docker {
+	_, dockerConfigured := o.User.Tools[PathDocker]
+	if o.Docker && dockerConfigured {
 		paths = append(paths, PathDocker)
 	}
 
@@ -115,6 +116,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			case "FAIL":
 				rep.Failed++
 			}
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if o.Docker && !dockerConfigured {
+		row := Row{Path: PathDocker, Cells: map[string]Cell{}}
+		for _, v := range Vectors {
+			row.Cells[v] = skip("docker-bash is not configured: add [tools.dockerbash] with an image to config.toml")
 		}
 		rep.Rows = append(rep.Rows, row)
 	}

@@ -92,7 +92,10 @@ func testConfig(user config.Config, c canaries, paths []string, bin, replay stri
 		Turn:  config.TurnConfig{MaxSteps: 20},
 	}
 	for _, tool := range []string{PathBash, PathBackground, PathDocker} {
-		t := user.Tools[tool]
+		t, ok := user.Tools[tool]
+		if !ok && tool == PathDocker {
+			continue // docker-bash is opt-in: it needs an image the user chose
+		}
 		// The user's policy is what is under test, but their secrets and
 		// ${...} values name secrets the temporary vault does not hold.
 		t.Secrets = nil

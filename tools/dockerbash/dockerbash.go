@@ -1,0 +1,393 @@
+// Package dockerbash is the container shell tool: it runs a script with sh
+// in a fresh container through the Docker Engine API (the official Go
+// client), with the project bind-mounted read-only at /app and every .env,
+// .env.* and configured mask hidden inside that mount, the network off by
+// default, and the container removed when the call ends — normally, on
+// timeout, or on Ctrl-C.
+//
+// The container's environment starts empty: it holds only what the tool's
+// policy sets literally and the secrets the call was granted, read through
+// the gated vault (subject "dockerbash") and placed in the API request body.
+// Nothing of hush's environment is copied in — not even the core allowlist,
+// whose host paths mean nothing in an image. The engine address and its TLS
+// settings come from hush's start-up snapshot, passed to the client
+// explicitly. This package never starts a process, never reads the process
+// environment, and never puts a secret value in the container's command
+// line, an error or a log line.
+package dockerbash
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/tools"
+)
+
+// Name is the tool's name and gate subject.
+const Name = "dockerbash"
+
+// DefaultTimeout bounds a script when neither the call nor config says.
+const DefaultTimeout = 2 * time.Minute
+
+// DefaultNetwork is the container's network unless config says otherwise.
+const DefaultNetwork = "none"
+
+// Workdir is where the project appears in the container.
+const Workdir = "/app"
+
+// Labels on every container the tool creates, so `docker ps -a --filter
+// label=hush.tool=dockerbash` finds one a killed hush left behind.
+const (
+	LabelTool = "hush.tool"
+	LabelPID  = "hush.pid"
+)
+
+// minArgvSecret matches the spawn layer's argv check: shorter vault values
+// match ordinary text too often to refuse a script on.
+const minArgvSecret = 4
+
+// removeTimeout bounds the clean-up after the call's context is gone.
+const removeTimeout = 30 * time.Second
+
+// Tool is the docker-bash tool. Every field but Timeout and MaxTimeout is
+// required; there is no default image, because no image is on every
+// engine and hush never pulls one.
+type Tool struct {
+	// Image runs the script (tools.dockerbash.image).
+	Image string
+	// Network is the container's network mode (tools.dockerbash.network);
+	// "" means DefaultNetwork, "none".
+	Network string
+	// Mask adds glob patterns to the hidden paths (tools.dockerbash.mask);
+	// see matchMask for their syntax.
+	Mask []string
+	// DataDir is hush's data dir: the empty file bound over masked files
+	// lives in DataDir/dockerbash, and the data dir itself is hidden if it
+	// lies inside the project.
+	DataDir string
+	// Timeout is the configured default (tools.dockerbash.timeout); zero
+	// means DefaultTimeout. A call may ask for another, up to MaxTimeout.
+	Timeout    time.Duration
+	MaxTimeout time.Duration
+	// UnsafeNoMountMask mounts the project without hiding anything. It
+	// exists only so `hush audit`'s tests can prove the masks are
+	// load-bearing ([unsafe] no_mount_mask in config.toml).
+	UnsafeNoMountMask bool
+}
+
+// Params are the tool's arguments; the tags are its JSON schema.
+type Params struct {
+	Script         string            `json:"script"`
+	Env            map[string]string `json:"env,omitempty"`
+	Secrets        []string          `json:"secrets,omitempty"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
+}
+
+func (Tool) Name() string { return Name }
+
+func (t Tool) Description() string {
+	network := t.network()
+	net := "The container has no network."
+	if network != "none" {
+		net = "The container's network is " + strconv.Quote(network) + "."
+	}
+	return "Run a shell script with sh in a fresh container from the image " + strconv.Quote(t.Image) +
+		" and return its combined stdout and stderr and exit code. " +
+		"The project is mounted read-only at /app (the working directory); .env files and other secret files are hidden there. " +
+		net + " Nothing persists between calls: write scratch files under /tmp. " +
+		"The environment is empty apart from the image's own (e.g. PATH). To give the script a secret, pass env entries whose values reference the vault, " +
+		"e.g. {\"GITHUB_TOKEN\": \"${GITHUB_TOKEN}\"}; the user is asked before any secret is read, and secret values are shown as [REDACTED:NAME] in the output. " +
+		"Never put secret values in the script itself."
+}
+
+func (Tool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "script": {"type": "string", "description": "sh script to run in the container, in /app"},
+    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "environment variables; values may reference secrets as ${NAME}"},
+    "secrets": {"type": "array", "items": {"type": "string"}, "description": "secret names to export under their own names; [] for none"},
+    "timeout_seconds": {"type": "integer", "minimum": 1, "description": "time limit (default 120)"}
+  },
+  "required": ["script"],
+  "additionalProperties": false
+}`)
+}
+
+func (t Tool) network() string {
+	if t.Network == "" {
+		return DefaultNetwork
+	}
+	return t.Network
+}
+
+// ContainerPolicy is the spawn policy a container gets from the tool's
+// configured one: only literal set values, the configured secrets and the
+// proxy option survive. Inheritance, include and exclude globs and the home
+// and npm options are dropped: they copy or point at the host, whose paths
+// and variables mean nothing in an image — and a container must not start
+// from hush's environment at all. It is exported so `hush env --tool
+// dockerbash` can show what a container really gets.
+func ContainerPolicy(p tools.Policy) tools.Policy {
+	return tools.Policy{Inherit: tools.InheritNone, Set: p.Set, Secrets: p.Secrets, Scope: p.Scope, Proxy: p.Proxy}
+}
+
+// Run implements executor.Tool.
+func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMessage) (executor.Result, error) {
+	var p Params
+	if err := executor.DecodeArgs(raw, &p); err != nil {
+		return executor.Result{}, err
+	}
+	if p.Script == "" {
+		return executor.Result{}, errors.New("bad arguments: script is empty")
+	}
+	if t.Image == "" {
+		return executor.Result{}, errors.New("dockerbash has no image: set image in [tools.dockerbash] of config.toml")
+	}
+	if t.DataDir == "" {
+		return executor.Result{}, errors.New("dockerbash: no data dir given")
+	}
+	patterns := append(defaultMasks(), t.Mask...)
+	if err := ValidMasks(t.Mask); err != nil {
+		return executor.Result{}, fmt.Errorf("tools.dockerbash.mask in config.toml: %w", err)
+	}
+	// The script becomes the container's argv, which the host shows in
+	// /proc/<pid>/cmdline and `ps` while it runs.
+	if tc.Secrets.ContainsValue(p.Script, minArgvSecret) {
+		return executor.Result{}, tools.ErrSecretInArgv
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if p.TimeoutSeconds > 0 {
+		timeout = time.Duration(p.TimeoutSeconds) * time.Second
+	}
+	if t.MaxTimeout > 0 && timeout > t.MaxTimeout {
+		timeout = t.MaxTimeout
+	}
+
+	root, err := projectRoot(tc.Dir)
+	if err != nil {
+		return executor.Result{}, err
+	}
+	var masks []mask
+	if !t.UnsafeNoMountMask {
+		masks, err = planMasks(root, patterns, []string{t.DataDir})
+		if err != nil {
+			return executor.Result{}, fmt.Errorf("project directory %s: cannot list it to hide its .env files: %w", tc.Dir, err)
+		}
+	}
+	empty, err := ensureEmptyFile(filepath.Join(t.DataDir, Name))
+	if err != nil {
+		return executor.Result{}, err
+	}
+
+	cli, err := NewClient(tc.Ambient)
+	if err != nil {
+		return executor.Result{}, err
+	}
+	defer cli.Close()
+	if err := ping(ctx, cli, tc.Ambient); err != nil {
+		if ctx.Err() != nil {
+			return executor.Result{Status: "cancelled", IsError: true}, nil
+		}
+		return executor.Result{}, err
+	}
+	if _, err := cli.ImageInspect(ctx, t.Image); err != nil {
+		if ctx.Err() != nil {
+			return executor.Result{Status: "cancelled", IsError: true}, nil
+		}
+		if cerrdefs.IsNotFound(err) {
+			return executor.Result{}, t.noImage(tc.Ambient)
+		}
+		return executor.Result{}, engineError("inspect image "+t.Image, err)
+	}
+
+	// Secrets are read (through the gate, which may ask the user) last,
+	// once the call can run: nobody is asked for a secret a missing engine
+	// or image would waste. A nil Secrets field keeps the configured scope;
+	// [] grants none.
+	ctc := *tc
+	ctc.Policy = ContainerPolicy(tc.Policy)
+	env, err := ctc.BuildEnv(p.Secrets, p.Env)
+	if err != nil {
+		return executor.Result{}, err // start nothing
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := t.run(runCtx, cli, tc, p.Script, env, root, masks, empty)
+	switch {
+	case runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
+		return executor.Result{Status: fmt.Sprintf("timed out after %s; the container was stopped and removed", timeout), IsError: true}, nil
+	case ctx.Err() != nil:
+		return executor.Result{Status: "cancelled; the container was stopped and removed", IsError: true}, nil
+	}
+	return res, err
+}
+
+// run creates, attaches to, starts and waits for the container, and always
+// removes it — with a context that outlives ctx, so a timeout or Ctrl-C
+// still reaches the engine.
+func (t Tool) run(ctx context.Context, cli *client.Client, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string) (executor.Result, error) {
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: root, Target: Workdir, ReadOnly: true}}
+	for _, m := range masks {
+		target := Workdir + "/" + m.Rel
+		if m.Dir {
+			mounts = append(mounts, mount.Mount{Type: mount.TypeTmpfs, Target: target, ReadOnly: true,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096}})
+			continue
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: empty, Target: target, ReadOnly: true})
+	}
+	cfg := &container.Config{
+		Image:        t.Image,
+		Cmd:          []string{"sh", "-c", script},
+		Env:          env.Environ(), // the request body: never argv, never hush's environment
+		WorkingDir:   Workdir,
+		AttachStdout: true,
+		AttachStderr: true,
+		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid())},
+	}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode(t.network()),
+		Mounts:      mounts,
+		// A backstop: if hush itself is killed, the engine still removes
+		// the container when its script ends.
+		AutoRemove:  true,
+		SecurityOpt: []string{"no-new-privileges"},
+	}
+	created, err := cli.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	if err != nil {
+		return executor.Result{}, t.createError(tc, root, err)
+	}
+	id := created.ID
+	defer removeContainer(context.WithoutCancel(ctx), cli, id)
+
+	att, err := cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return executor.Result{}, engineError("attach to the container", err)
+	}
+	defer att.Close()
+	// Waiting for removal (AutoRemove) means that when the wait returns the
+	// container is gone; it is registered before start so no exit is missed.
+	waitC, waitErrC := cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
+	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return executor.Result{}, t.createError(tc, root, err)
+	}
+	copied := make(chan error, 1)
+	go func() {
+		// One goroutine writes tc.Output, so the redactor sees one stream.
+		_, err := stdcopy.StdCopy(tc.Output, tc.Output, att.Reader)
+		copied <- err
+	}()
+	// drain waits for the output to end; after ctx is done it cuts the
+	// stream first, so nothing writes tc.Output after Run returns.
+	drain := func() {
+		select {
+		case <-copied:
+		case <-ctx.Done():
+			att.Close()
+			<-copied
+		}
+	}
+	select {
+	case <-ctx.Done():
+		att.Close()
+		<-copied
+		return executor.Result{}, ctx.Err()
+	case err := <-waitErrC:
+		drain()
+		return executor.Result{}, engineError("wait for the container", err)
+	case w := <-waitC:
+		drain()
+		if w.Error != nil && w.Error.Message != "" {
+			return executor.Result{}, fmt.Errorf("docker engine: wait for the container: %s", w.Error.Message)
+		}
+		status := fmt.Sprintf("exit code %d", w.StatusCode)
+		return executor.Result{Status: status, IsError: w.StatusCode != 0}, nil
+	}
+}
+
+// removeContainer force-removes the container (killing it if it runs) and
+// waits until the engine no longer knows it. Errors are dropped: the
+// container is already gone, or the engine is, and the call's own result
+// matters more.
+func removeContainer(ctx context.Context, cli *client.Client, id string) {
+	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	err := cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	if err == nil || cerrdefs.IsNotFound(err) {
+		return
+	}
+	// AutoRemove may be removing it already ("removal in progress").
+	waitC, errC := cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
+	select {
+	case <-waitC:
+	case <-errC:
+	}
+}
+
+// createError explains a failed create or start in one sentence.
+func (t Tool) createError(tc *executor.ToolContext, root string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "image") {
+		return t.noImage(tc.Ambient)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "invalid mount config") || strings.Contains(msg, "bind source path does not exist") ||
+		strings.Contains(msg, "error mounting") || (strings.Contains(msg, "mount") && strings.Contains(msg, "no such file")) {
+		remote := ""
+		if h := tc.Ambient[envHost]; h != "" && !strings.HasPrefix(h, "unix://") {
+			remote = " (with a remote DOCKER_HOST, the project and hush's data dir must exist at the same paths on the engine's machine)"
+		}
+		return fmt.Errorf("the Docker engine cannot mount the project %s at %s: %s%s", root, Workdir, oneLine(msg), remote)
+	}
+	return engineError("run the container", err)
+}
+
+func (t Tool) noImage(ambient map[string]string) error {
+	return fmt.Errorf("%w: %s is not on the engine at %s; hush never pulls, so get it with `docker pull %s` (or build it with `docker build -t %s .`), or set image in [tools.dockerbash] of config.toml to one that `docker images` lists",
+		ErrNoImage, t.Image, shownHost(EngineHost(ambient)), t.Image, t.Image)
+}
+
+// projectRoot is the directory bound at /app, with symlinks resolved so
+// the masks computed on the host name the paths the engine mounts.
+func projectRoot(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("dockerbash: no project directory given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("project directory %s cannot be mounted: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("project directory %s cannot be mounted at %s: it does not exist or cannot be read", dir, Workdir)
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("project directory %s cannot be mounted at %s: it is not a directory", dir, Workdir)
+	}
+	if real == "/" {
+		return "", fmt.Errorf("project directory %s cannot be mounted at %s: it is the root of the filesystem", dir, Workdir)
+	}
+	return real, nil
+}
