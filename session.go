@@ -75,11 +75,23 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
+	audit := executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	// Background processes and MCP servers live as long as the session; MCP
+	// servers start now, so a secret they need is asked for before the
+	// first turn rather than in the middle of one.
+	extra, stopExtra, err := a.sessionTools(context.Background(), gate, audit, session, lv, dir)
+	if err != nil {
+		transcript.Close()
+		return nil, nil, err
+	}
+	for _, t := range extra {
+		reg.Add(t)
+	}
 	agent := &executor.Agent{
 		Provider:   prov,
 		Tools:      reg,
 		Gate:       gate,
-		Audit:      executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName)),
+		Audit:      audit,
 		Vault:      lv,
 		Secrets:    lv.All,
 		Ambient:    a.ambient,
@@ -93,7 +105,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
-	return agent, func() { transcript.Close() }, nil
+	return agent, func() { stopExtra(); transcript.Close() }, nil
 }
 
 func (a *app) systemPrompt(dir string) string {

@@ -109,8 +109,11 @@ type MCPServer struct {
 	Args     []string          `toml:"args"`
 	Env      map[string]string `toml:"env"`
 	Dir      string            `toml:"dir"`
-	Timeout  Duration          `toml:"timeout"`
+	Timeout  Duration          `toml:"timeout"` // one tool call (default 2m)
 	Disabled bool              `toml:"disabled"`
+	// StartTimeout bounds start-up: spawn, MCP handshake, tool listing
+	// (default 30s).
+	StartTimeout Duration `toml:"start_timeout"`
 }
 
 // TurnConfig bounds one agent turn.

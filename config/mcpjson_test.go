@@ -1,0 +1,177 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hushcli/hush/config"
+)
+
+func TestParseMCPServers(t *testing.T) {
+	t.Parallel()
+	github := config.MCPServer{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"},
+		Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example"}}
+	cases := []struct {
+		name  string
+		in    string
+		want  map[string]config.MCPServer
+		notes []string
+		err   string
+	}{
+		{
+			name: "claude desktop",
+			in: `{"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+				"env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example"}}}, "globalShortcut": "Ctrl+Space"}`,
+			want: map[string]config.MCPServer{"github": github},
+		},
+		{
+			name: "the fragment, with comments and trailing commas",
+			in: `"mcpServers": {
+				// my servers
+				"github": {"command": "npx", /* pinned */ "args": ["-y", "@modelcontextprotocol/server-github",],
+					"env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_example",},},
+			}`,
+			want: map[string]config.MCPServer{"github": github},
+		},
+		{
+			name: "vs code",
+			in: `{"inputs": [{"type": "promptString", "id": "token"}],
+				"servers": {"fs": {"type": "stdio", "command": "mcp-fs", "cwd": "/srv", "env": {"DEBUG": 1, "VERBOSE": true, "URL": "http://a//b"}},
+				"remote": {"type": "http", "url": "https://example.com/mcp"}}}`,
+			want: map[string]config.MCPServer{"fs": {Command: "mcp-fs", Dir: "/srv",
+				Env: map[string]string{"DEBUG": "1", "VERBOSE": "true", "URL": "http://a//b"}}},
+			notes: []string{`server "remote": skipped: it is a remote (http) server; hush runs stdio servers only`},
+		},
+		{
+			name:  "bare servers object, unknown keys",
+			in:    `{"everything": {"command": "mcp-server-everything", "args": ["stdio"], "alwaysAllow": ["echo"], "disabled": true}}`,
+			want:  map[string]config.MCPServer{"everything": {Command: "mcp-server-everything", Args: []string{"stdio"}, Env: map[string]string{}, Disabled: true}},
+			notes: []string{`server "everything": ignored key "alwaysAllow" (hush does not use it)`},
+		},
+		{name: "one server's settings", in: `{"command": "npx"}`, err: `this is one server's settings; give it a name: {"mcpServers": {"NAME": {...}}}`},
+		{name: "no command", in: `{"mcpServers": {"x": {"args": ["a"]}}}`, err: `mcp server "x" has no command`},
+		{name: "not json", in: `{"mcpServers": {"x": }`, err: "not an mcpServers JSON object: invalid character '}' looking for beginning of value at byte 22"},
+		{name: "wrong type", in: `{"mcpServers": {"x": {"command": ["npx"]}}}`, err: `mcp server "x": command has the wrong type (array)`},
+		{name: "env object", in: `{"mcpServers": {"x": {"command": "a", "env": {"A": {"b": 1}}}}}`, err: `mcp server "x": env A is not a string`},
+		{name: "empty", in: `{"mcpServers": {}}`, err: `no MCP servers found (expected {"mcpServers": {"NAME": {"command": ...}}})`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got, notes, err := config.ParseMCPServers([]byte(c.in))
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, s := range c.want {
+				if s.Env == nil {
+					s.Env = map[string]string{}
+					c.want[name] = s
+				}
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+			if strings.Join(notes, "\n") != strings.Join(c.notes, "\n") {
+				t.Errorf("notes %q, want %q", notes, c.notes)
+			}
+		})
+	}
+}
+
+func TestMCPJSONFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, config.MCPFileName)
+	if got, err := config.LoadMCPJSON(path); err != nil || got != nil {
+		t.Fatalf("missing file: %v %v", got, err)
+	}
+	// Someone else's keys and servers survive an import.
+	if err := os.WriteFile(path, []byte(`{"theme": "dark", "mcpServers": {"old": {"command": "old-server", "custom": 1}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := map[string]config.MCPServer{"github": {Command: "npx", Args: []string{"-y", "gh"}, Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}"}}}
+	if err := config.AddMCPServers(path, add); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	want := `{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "gh"
+      ],
+      "env": {
+        "TOKEN": "${GITHUB_TOKEN}"
+      }
+    },
+    "old": {
+      "command": "old-server",
+      "custom": 1
+    }
+  },
+  "theme": "dark"
+}
+`
+	if string(data) != want {
+		t.Errorf("mcp.json =\n%s\nwant\n%s", data, want)
+	}
+	if fi, _ := os.Stat(path); fi.Mode() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode())
+	}
+	got, err := config.LoadMCPJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["github"].Env["TOKEN"] != "${GITHUB_TOKEN}" || got["old"].Command != "old-server" {
+		t.Errorf("loaded %+v", got)
+	}
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"r": {"url": "https://x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.LoadMCPJSON(path)
+	if !errors.Is(err, config.ErrConfig) || err.Error() != "invalid config: "+path+`: server "r": skipped: it is a remote (url) server; hush runs stdio servers only` {
+		t.Errorf("remote server in mcp.json: %v", err)
+	}
+}
+
+func TestMCPServersMerge(t *testing.T) {
+	t.Parallel()
+	a := map[string]config.MCPServer{"a": {Command: "a"}, "b": {Command: "b"}}
+	j := map[string]config.MCPServer{"c": {Command: "c"}}
+	got, err := config.MCPServers(a, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name+"@"+s.Source)
+	}
+	if strings.Join(names, " ") != "a@config.toml b@config.toml c@mcp.json" {
+		t.Errorf("merged %v", names)
+	}
+	cases := []struct {
+		toml, json map[string]config.MCPServer
+		err        string
+	}{
+		{a, map[string]config.MCPServer{"b": {Command: "x"}}, `invalid config: mcp server "b" is configured in both config.toml and mcp.json; remove one`},
+		{nil, map[string]config.MCPServer{"my server": {Command: "x"}}, `invalid config: mcp.json: mcp server name "my server": use 1 to 40 letters, digits, _ or -`},
+		{map[string]config.MCPServer{"a.b": {Command: "x"}}, nil, `invalid config: config.toml: mcp server name "a.b": use 1 to 40 letters, digits, _ or -`},
+	}
+	for _, c := range cases {
+		if _, err := config.MCPServers(c.toml, c.json); err == nil || err.Error() != c.err {
+			t.Errorf("err = %v, want %q", err, c.err)
+		}
+	}
+}

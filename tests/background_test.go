@@ -1,0 +1,71 @@
+package tests
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRunStopsBackgroundProcessesUnlessKept: when hush exits, a background
+// process is stopped with its whole group — unless the user asked to keep
+// it, and then hush says so, with its pid and log, rather than leaving it
+// behind silently.
+func TestRunStopsBackgroundProcessesUnlessKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	marker := canary("marker")
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"background", map[string]any{"action": "start",
+			"command": fmt.Sprintf("(exec -a %s-child sleep 300) & exec -a %s-stopped sleep 300", marker, marker)}}}},
+		step{calls: []fakeCall{{"background", map[string]any{"action": "start", "keep": true,
+			"command": fmt.Sprintf("echo kept; exec -a %s-kept sleep 300", marker)}}}},
+		step{calls: []fakeCall{{"background", map[string]any{"action": "list"}}}},
+		step{calls: []fakeCall{{"background", map[string]any{"action": "stop", "id": "bg7"}}}},
+		step{text: "Started two."},
+	)
+	w.config(fmt.Sprintf(`
+[model]
+provider = "openai"
+base_url = %q
+model = "fake"
+
+[[rules]]
+gate = "tool.run:background"
+subject = "background"
+decision = "allow"
+`, model.URL()))
+	out, err := runHush(w, "run", "start a server")
+	left := processesWith(marker)
+	t.Cleanup(func() {
+		for _, p := range processesWith(marker) {
+			if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(left) != 1 || !strings.Contains(left[0], marker+"-kept") {
+		t.Errorf("after hush exited: %q, want only the kept process", left)
+	}
+	notice := regexp.MustCompile(`hush: background bg2 keeps running as asked \(pid ([0-9]+)\): echo kept; exec -a \S+ sleep 300\n` +
+		`  output: \S+/background/\S+/bg2\.log\n  stop it with: kill -TERM -- -([0-9]+)\n`)
+	m := notice.FindStringSubmatch(out)
+	if m == nil || m[1] != m[2] || !strings.HasPrefix(left[0], m[1]+":") {
+		t.Errorf("no notice naming the kept process:\n%s", out)
+	}
+	received := model.Received()
+	for _, want := range []string{
+		"it keeps running after hush exits; its output goes unscrubbed to ",
+		`bg1  running (pid `,
+		`no such background process \"bg7\" (known: bg1, bg2)`,
+	} {
+		if !strings.Contains(received, want) {
+			t.Errorf("the model did not receive %q:\n%s", want, received)
+		}
+	}
+}

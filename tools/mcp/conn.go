@@ -1,0 +1,353 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hushcli/hush/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Shutdown steps: how long a server gets after its stdin closes, and then
+// after SIGTERM, before its process group is killed.
+const (
+	closeGrace = 2 * time.Second
+	termGrace  = 2 * time.Second
+)
+
+// exitNotice bounds the wait, once a connection broke, for the process to
+// be reaped, so the message can say how it exited. It only delays failure
+// paths, and only for a server that broke its connection but still runs.
+const exitNotice = 2 * time.Second
+
+// conn is one running server process and its MCP session. hush owns the
+// process: it starts it through the spawn layer, it alone calls Wait, and it
+// kills the whole process group when the connection ends, so a server's own
+// children cannot outlive it.
+type conn struct {
+	pid    int
+	cs     *sdk.ClientSession
+	stderr *tailBuffer
+	cancel context.CancelFunc // kills the process group (SIGTERM, then SIGKILL)
+	pipes  []*os.File         // hush's ends: closed on kill so reads unblock
+
+	exited  chan struct{} // closed once the process is reaped
+	waitErr error         // Wait's result, set before exited closes
+	ps      *os.ProcessState
+
+	closing atomic.Bool
+	dead    chan struct{} // closed once the session ended, for any reason
+	reason  string        // why it ended unexpectedly; set before dead closes (stderr aside)
+	onDead  func(*conn)
+	once    sync.Once
+}
+
+// spawn starts the server with env and completes the MCP handshake and the
+// tool listing within the start timeout.
+//
+// onDead is called once if the session later ends without hush closing it,
+// before the conn's dead channel closes.
+func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+	// The server's stdin and stdout are plain pipes hush holds, not
+	// exec's StdinPipe/StdoutPipe: those are closed by Wait, which would
+	// race the protocol reader for a server's last words.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("create pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, fmt.Errorf("create pipe: %w", err)
+	}
+	procCtx, cancel := context.WithCancel(context.Background())
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd, err := tools.Command(procCtx, tools.Spec{
+		Path: s.Command, Args: s.Args, Dir: dir, Env: env,
+		Stdin: inR, Stdout: outW, Stderr: stderr,
+		Secrets: secrets, KillGrace: termGrace,
+	})
+	if err == nil {
+		err = cmd.Start()
+	}
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		cancel()
+		inW.Close()
+		outR.Close()
+		return nil, nil, startError(s, dir, err)
+	}
+	c := &conn{pid: cmd.Process.Pid, stderr: stderr, cancel: cancel, onDead: onDead,
+		pipes: []*os.File{inW, outR}, exited: make(chan struct{}), dead: make(chan struct{})}
+	go c.reap(cmd)
+
+	startCtx, stop := context.WithTimeout(ctx, startTimeout)
+	defer stop()
+	cs, err := client.Connect(startCtx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		return nil, nil, c.failStart(startCtx, "the MCP handshake", startTimeout, err)
+	}
+	c.cs = cs
+	var list []*sdk.Tool
+	for t, err := range cs.Tools(startCtx, nil) {
+		if err != nil {
+			return nil, nil, c.failStart(startCtx, "listing its tools", startTimeout, err)
+		}
+		list = append(list, t)
+	}
+	go c.watch()
+	return c, list, nil
+}
+
+// startError turns exec's errors into what the user must fix.
+func startError(s Server, dir string, err error) error {
+	if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+		return fmt.Errorf("working directory %s does not exist", dir)
+	}
+	if errors.Is(err, tools.ErrSecretInArgv) {
+		return err
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("command %q not found in the PATH it is given; use an absolute path or check that PATH reaches it", s.Command)
+	}
+	return fmt.Errorf("cannot start %q: %w", s.Command, err)
+}
+
+func (c *conn) reap(cmd *exec.Cmd) {
+	c.waitErr = cmd.Wait()
+	c.ps = cmd.ProcessState
+	close(c.exited)
+}
+
+// failStart kills a server that did not come up and says why.
+func (c *conn) failStart(ctx context.Context, step string, timeout time.Duration, err error) error {
+	// A server that exited is usually why the handshake failed; give the
+	// reaper a moment so the exit status can be reported.
+	select {
+	case <-c.exited:
+	case <-time.After(exitNotice):
+	}
+	var why string
+	exited := false
+	select {
+	case <-c.exited:
+		exited = true
+	default:
+	}
+	// Garbage first: a server whose output hush rejected exits when hush
+	// closes its stdin, and that exit is not the news.
+	switch g := garbage(err); {
+	case g != "":
+		why = step + " failed: it wrote something that is not JSON-RPC to stdout (" + g + ")"
+	case exited:
+		why = "exited during " + step + " (" + c.exitText() + ")"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		why = fmt.Sprintf("did not finish %s within %s", step, timeout)
+	default:
+		why = step + " failed: " + shorten(err.Error(), 200)
+	}
+	c.kill()
+	return errors.New(why + c.stderrNote())
+}
+
+// garbage returns the JSON decoder's complaint when err says the server
+// wrote something that is not JSON-RPC, else "". The SDK flattens the
+// decoder's error into text on the way (%v, not %w), so the text is all
+// there is to go on.
+func garbage(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, sign := range []string{"invalid character", "invalid trailing data", "cannot unmarshal", "unexpected end of JSON input"} {
+		if i := strings.Index(msg, sign); i >= 0 {
+			return shorten(msg[i:], 120)
+		}
+	}
+	return ""
+}
+
+func shorten(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func (c *conn) exitText() string {
+	if c.ps == nil {
+		if c.waitErr != nil {
+			return c.waitErr.Error()
+		}
+		return "unknown status"
+	}
+	if ws, ok := c.ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d", c.ps.ExitCode())
+}
+
+func (c *conn) stderrNote() string {
+	if t := c.stderr.lastLines(3); t != "" {
+		return "; its stderr ends: " + t
+	}
+	return ""
+}
+
+// watch notices a session that ends without hush closing it: the server
+// crashed, exited, or broke the protocol.
+func (c *conn) watch() {
+	werr := c.cs.Wait()
+	if c.closing.Load() {
+		c.markDead("")
+		return
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(exitNotice):
+	}
+	var reason string
+	exited := false
+	select {
+	case <-c.exited:
+		exited = true
+	default:
+	}
+	switch g := garbage(werr); {
+	case g != "":
+		reason = "broke the MCP connection: it wrote something that is not JSON-RPC to stdout (" + g + ")"
+	case exited:
+		reason = "exited unexpectedly (" + c.exitText() + ")"
+	case werr != nil:
+		reason = "broke the MCP connection: " + shorten(werr.Error(), 200)
+	default:
+		reason = "closed the MCP connection"
+	}
+	c.kill()
+	c.markDead(reason)
+}
+
+func (c *conn) markDead(reason string) {
+	c.once.Do(func() {
+		c.reason = reason
+		if reason != "" && c.onDead != nil {
+			c.onDead(c)
+		}
+		close(c.dead)
+	})
+}
+
+// isDead reports whether the session ended, waiting up to d for it: a
+// call's error can arrive a moment before the watcher has noticed.
+func (c *conn) isDead(d time.Duration) bool {
+	select {
+	case <-c.dead:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// kill stops the process group at once and reaps the process.
+func (c *conn) kill() {
+	c.cancel()
+	_ = tools.KillGroup(c.pid, syscall.SIGKILL)
+	for _, f := range c.pipes {
+		_ = f.Close()
+	}
+	<-c.exited
+	// Members of the group that outlived the leader.
+	_ = tools.KillGroup(c.pid, syscall.SIGKILL)
+	waitGroupGone(c.pid, 2*time.Second)
+}
+
+// waitGroupGone waits, boundedly, until no process of group pgid is left:
+// SIGKILL is delivered asynchronously, and "closed" should mean gone.
+func waitGroupGone(pgid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// close shuts the server down the way the MCP spec asks (close its stdin,
+// wait, SIGTERM, SIGKILL) and reaps it and its process group. Close may be
+// called more than once.
+func (c *conn) close() {
+	c.closing.Store(true)
+	done := make(chan struct{})
+	go func() {
+		if c.cs != nil {
+			_ = c.cs.Close() // closes the pipes: the server sees EOF on stdin
+		}
+		close(done)
+	}()
+	select {
+	case <-c.exited:
+	case <-time.After(closeGrace):
+		c.cancel() // SIGTERM to the group; SIGKILL after termGrace
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(termGrace + time.Second):
+	}
+	c.kill()
+	<-done
+	c.markDead("")
+}
+
+// tailBuffer keeps the last bytes a server wrote to stderr, for error
+// messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// lastLines returns the last n non-empty lines on one line, control
+// characters removed.
+func (t *tailBuffer) lastLines(n int) string {
+	t.mu.Lock()
+	text := string(t.b)
+	t.mu.Unlock()
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return -1
+			}
+			return r
+		}, l))
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > 400 {
+		s = "…" + s[len(s)-400:]
+	}
+	return s
+}

@@ -1,0 +1,599 @@
+// Package mcp is hush's stdio MCP client: it starts the configured MCP
+// servers, offers their tools to the model namespaced by server, calls them,
+// and stops and reaps every server when the session ends.
+//
+// A server gets the environment the MCP SDKs give one by default (HOME,
+// LOGNAME, PATH, SHELL, TERM, USER) plus exactly the env its config names;
+// a ${NAME} there is resolved through the permission-gated vault with the
+// subject mcp:<server>, and a denial means the server is not started. This
+// package never starts a process except through the spawn layer
+// (tools.Command), never hands the SDK an *exec.Cmd (whose nil Env would
+// mean "inherit everything"), and never lets a server's output reach the
+// model except as a tool result, which the executor scrubs.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/vault"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pingTimeout is how long a server whose call timed out gets to answer a
+// ping before it is judged hung; deathNotice bounds the wait, after a call
+// failed on a broken connection, for the watcher to say why it broke.
+const (
+	pingTimeout = 5 * time.Second
+	deathNotice = 5 * time.Second
+)
+
+// Defaults for Server and Options fields left zero.
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultCallTimeout  = 2 * time.Minute
+	DefaultMaxRestarts  = 3
+)
+
+// Server is one configured stdio MCP server, in the shape of the de-facto
+// mcpServers JSON: command, args, env.
+type Server struct {
+	Name    string
+	Command string
+	Args    []string
+	// Env is exactly what the server gets beyond the base set; values may
+	// hold ${NAME} references.
+	Env map[string]string
+	// Dir is the server's working directory: empty means the project dir,
+	// and a relative one is inside it.
+	Dir          string
+	StartTimeout time.Duration
+	CallTimeout  time.Duration
+	Disabled     bool
+	// Source says where the server is configured ("config.toml",
+	// "mcp.json"), for messages.
+	Source string
+}
+
+// Subject is the gate subject of a server's vault reads.
+func Subject(server string) string { return "mcp:" + server }
+
+// Options configures a Manager. Every field without a default is required.
+type Options struct {
+	Servers []Server
+	// Dir is the project directory.
+	Dir string
+	// Ambient is hush's snapshot of its start-up environment; the base set
+	// is copied from it.
+	Ambient map[string]string
+	// Secrets returns every secret (name → value), to classify ambient
+	// values and to scrub what servers say about themselves (tool
+	// descriptions, stderr in error messages).
+	Secrets func() (map[string]string, error)
+	// Grant returns the gated vault read for one server start: it asks the
+	// PermissionGate for vault.read:<NAME> with Subject(server), records
+	// the decision, and returns a *DeniedError when the answer is no.
+	Grant func(ctx context.Context, server string, turn int) tools.Grant
+	// MaxRestarts bounds restarts of a server that died, per session.
+	MaxRestarts int
+	// Version is hush's version, sent as the client version.
+	Version string
+	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
+	// `hush audit` to prove the filter matters; see tools.Policy.
+	UnsafeNoCredentialFilter bool
+}
+
+// DeniedError is a Grant's answer when the gate said no. Reason is the
+// gate's message, which names the rule that would allow the read.
+type DeniedError struct{ Reason string }
+
+func (e *DeniedError) Error() string { return "permission denied: " + e.Reason }
+func (e *DeniedError) Unwrap() error { return executor.ErrDenied }
+
+// State is where a server is in its life.
+type State string
+
+const (
+	NotStarted State = "not started"
+	Disabled   State = "disabled"
+	Running    State = "running"
+	Denied     State = "denied"
+	Failed     State = "failed"
+	Stopped    State = "stopped" // it died after starting; restarted on next use
+	Closed     State = "closed"
+)
+
+// Status describes one server.
+type Status struct {
+	Name, Source string
+	// Command is the command line, for display.
+	Command  string
+	State    State
+	Reason   string // why it is not running
+	Tools    int
+	PID      int
+	Restarts int
+}
+
+// Describe is the state in one phrase, for `hush mcp list` and notices.
+func (s Status) Describe() string {
+	switch s.State {
+	case Running:
+		return fmt.Sprintf("running (pid %d)", s.PID)
+	case Denied:
+		return "not started: " + s.Reason
+	case Failed:
+		return "failed to start: " + s.Reason
+	case Stopped:
+		return "stopped: " + s.Reason
+	case Disabled:
+		return "disabled in " + s.Source
+	}
+	return string(s.State)
+}
+
+// Manager owns one session's MCP servers. It is safe for concurrent use.
+type Manager struct {
+	opts   Options
+	client *sdk.Client
+
+	// startMu serialises env resolution, so gate prompts never overlap.
+	startMu sync.Mutex
+
+	mu      sync.Mutex
+	servers map[string]*server
+	order   []string
+	red     *redact.Redactor
+	closed  bool
+}
+
+type server struct {
+	cfg Server
+
+	// restartMu makes one caller restart a dead server while the others wait.
+	restartMu sync.Mutex
+
+	mu       sync.Mutex
+	state    State
+	reason   string
+	c        *conn
+	tools    []*sdk.Tool
+	restarts int
+}
+
+// NewManager checks the configuration; nothing starts until Start.
+func NewManager(opts Options) (*Manager, error) {
+	if opts.Dir == "" || opts.Ambient == nil || opts.Grant == nil {
+		return nil, errors.New("mcp: project dir, ambient snapshot and grant are required")
+	}
+	if opts.MaxRestarts == 0 {
+		opts.MaxRestarts = DefaultMaxRestarts
+	}
+	m := &Manager{opts: opts, servers: map[string]*server{}}
+	for _, s := range opts.Servers {
+		if s.Name == "" || s.Command == "" {
+			return nil, fmt.Errorf("mcp: server %q has no name or no command", s.Name)
+		}
+		if _, dup := m.servers[s.Name]; dup {
+			return nil, fmt.Errorf("mcp: server %q is configured twice", s.Name)
+		}
+		if s.StartTimeout <= 0 {
+			s.StartTimeout = DefaultStartTimeout
+		}
+		if s.CallTimeout <= 0 {
+			s.CallTimeout = DefaultCallTimeout
+		}
+		st := NotStarted
+		if s.Disabled {
+			st = Disabled
+		}
+		m.servers[s.Name] = &server{cfg: s, state: st}
+		m.order = append(m.order, s.Name)
+	}
+	sort.Strings(m.order)
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	m.client = sdk.NewClient(&sdk.Implementation{Name: "hush", Version: version}, nil)
+	return m, nil
+}
+
+// Start starts the named servers, or every enabled one when names is
+// empty, and returns when each is running or has failed; Status says
+// which. Secrets are resolved one server at a time, since the gate may ask
+// the user; the servers then start in parallel.
+func (m *Manager) Start(ctx context.Context, names ...string) {
+	if len(names) == 0 {
+		names = m.order
+	}
+	secrets, err := m.secrets()
+	type job struct {
+		s   *server
+		env tools.Env
+	}
+	var jobs []job
+	for _, name := range names {
+		s := m.server(name)
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		skip := s.state == Disabled || s.state == Running
+		s.mu.Unlock()
+		if skip {
+			continue
+		}
+		if err != nil {
+			s.set(Failed, err.Error(), nil, nil)
+			continue
+		}
+		if err := checkArgs(s.cfg); err != nil {
+			s.set(Failed, err.Error(), nil, nil)
+			continue
+		}
+		env, err := m.buildEnv(ctx, s, 0, secrets)
+		if err != nil {
+			s.refuse(err)
+			continue
+		}
+		jobs = append(jobs, job{s, env})
+	}
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.connect(ctx, j.s, j.env, secrets)
+		}()
+	}
+	wg.Wait()
+}
+
+func (m *Manager) server(name string) *server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.servers[name]
+}
+
+// secrets snapshots the vault for classification and builds the scrubber.
+func (m *Manager) secrets() (*tools.SecretSet, error) {
+	all := map[string]string{}
+	if m.opts.Secrets != nil {
+		var err error
+		if all, err = m.opts.Secrets(); err != nil {
+			return nil, fmt.Errorf("read the vault: %w", err)
+		}
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := make([]redact.Secret, 0, len(names))
+	for _, n := range names {
+		list = append(list, redact.Secret{Name: n, Value: all[n]})
+	}
+	m.mu.Lock()
+	m.red = redact.New(list)
+	m.mu.Unlock()
+	return tools.NewSecretSet(all), nil
+}
+
+// scrub removes secret values from text a server produced.
+func (m *Manager) scrub(s string) string {
+	m.mu.Lock()
+	red := m.red
+	m.mu.Unlock()
+	return red.String(s)
+}
+
+// buildEnv is the one place a server's environment is made: the MCP base
+// set from the ambient snapshot, plus exactly the configured env, each
+// ${NAME} read through the gate as mcp:<server>.
+func (m *Manager) buildEnv(ctx context.Context, s *server, turn int, secrets *tools.SecretSet) (tools.Env, error) {
+	m.startMu.Lock()
+	defer m.startMu.Unlock()
+	env, _, err := tools.BuildEnv(tools.EnvRequest{
+		Ambient: m.opts.Ambient,
+		Policy:  tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames, UnsafeNoCredentialFilter: m.opts.UnsafeNoCredentialFilter},
+		Secrets: secrets,
+		Grant:   m.opts.Grant(ctx, s.cfg.Name, turn),
+		Extra:   s.cfg.Env,
+	})
+	return env, err
+}
+
+// checkArgs refuses a ${NAME} on a server's command line: hush resolves
+// references only in env, because a command line is readable by every
+// process on the machine (ps, /proc/PID/cmdline).
+func checkArgs(s Server) error {
+	for _, a := range append([]string{s.Command, s.Dir}, s.Args...) {
+		refs, err := vault.References(a)
+		if err != nil || len(refs) == 0 {
+			continue
+		}
+		return fmt.Errorf("its command line refers to the secret %s; hush never puts a secret on a command line (anyone can read it with ps): give it to the server in env instead, e.g. env = { %s = \"${%s}\" }, if the server can read it from there",
+			refs[0], refs[0], refs[0])
+	}
+	return nil
+}
+
+// refuse records why a server's environment could not be built.
+func (s *server) refuse(err error) {
+	var denied *DeniedError
+	if errors.As(err, &denied) {
+		s.set(Denied, denied.Reason, nil, nil)
+		return
+	}
+	if errors.Is(err, executor.ErrDenied) {
+		s.set(Denied, err.Error(), nil, nil)
+		return
+	}
+	s.set(Failed, err.Error(), nil, nil)
+}
+
+func (s *server) set(st State, reason string, c *conn, list []*sdk.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.reason, s.c = st, reason, c
+	if list != nil {
+		s.tools = list
+	}
+}
+
+func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets *tools.SecretSet) {
+	// A relative dir is the project's, not wherever hush was started.
+	dir := s.cfg.Dir
+	switch {
+	case dir == "":
+		dir = m.opts.Dir
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(m.opts.Dir, dir)
+	}
+	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
+	if err != nil {
+		s.set(Failed, m.scrub(err.Error()), nil, nil)
+		return
+	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		c.close()
+		s.set(Closed, "", nil, nil)
+		return
+	}
+	s.set(Running, "", c, list)
+	// It may have died between the handshake and now.
+	select {
+	case <-c.dead:
+		m.died(s, c)
+	default:
+	}
+}
+
+// died records that c, s's connection, ended on its own.
+func (m *Manager) died(s *server, c *conn) {
+	reason := m.scrub(c.reason + c.stderrNote()) // before s.mu: scrub takes m.mu
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == c && c.reason != "" {
+		s.state, s.reason, s.c = Stopped, reason, nil
+	}
+}
+
+// Status describes every configured server, sorted by name.
+func (m *Manager) Status() []Status {
+	m.mu.Lock()
+	names := append([]string(nil), m.order...)
+	m.mu.Unlock()
+	out := make([]Status, 0, len(names))
+	for _, n := range names {
+		out = append(out, m.server(n).status())
+	}
+	return out
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.cfg.Name, Source: s.cfg.Source, Command: commandLine(s.cfg), State: s.state,
+		Reason: s.reason, Tools: len(s.tools), Restarts: s.restarts}
+	if s.c != nil {
+		st.PID = s.c.pid
+	}
+	if s.state != Running && s.state != Stopped {
+		st.Tools = 0
+	}
+	return st
+}
+
+func commandLine(s Server) string {
+	parts := append([]string{s.Command}, s.Args...)
+	for i, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t\"'\\$") {
+			parts[i] = fmt.Sprintf("%q", p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Tools returns the tools of every running (or restartable) server as executor tools,
+// named for the model (see ToolName), sorted by name.
+func (m *Manager) Tools() []*Tool {
+	var out []*Tool
+	used := map[string]bool{}
+	for _, st := range m.Status() {
+		// A server that died keeps its tools: calling one restarts it.
+		if st.State != Running && st.State != Stopped {
+			continue
+		}
+		s := m.server(st.Name)
+		s.mu.Lock()
+		list := append([]*sdk.Tool(nil), s.tools...)
+		s.mu.Unlock()
+		for _, t := range list {
+			out = append(out, m.newTool(s.cfg.Name, t, used))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// ServerTools returns one server's tools; the server must have started.
+func (m *Manager) ServerTools(name string) ([]*Tool, error) {
+	s := m.server(name)
+	if s == nil {
+		return nil, fmt.Errorf("no MCP server %q is configured", name)
+	}
+	if st := s.status(); st.State != Running && st.State != Stopped {
+		return nil, fmt.Errorf("mcp server %q: %s", name, st.Describe())
+	}
+	var out []*Tool
+	for _, t := range m.Tools() {
+		if t.server == name {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// ensure returns a live connection to s, restarting it if it died.
+func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error) {
+	s.restartMu.Lock()
+	defer s.restartMu.Unlock()
+	s.mu.Lock()
+	st, reason, c, restarts := s.state, s.reason, s.c, s.restarts
+	s.mu.Unlock()
+	switch {
+	case st == Running:
+		return c, nil
+	case st != Stopped:
+		return nil, fmt.Errorf("mcp server %q: %s", s.cfg.Name, s.status().Describe())
+	case restarts >= m.opts.MaxRestarts:
+		return nil, fmt.Errorf("mcp server %q %s, and it was already restarted %d times this session; not restarting it again", s.cfg.Name, reason, restarts)
+	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("mcp server %q: hush is shutting down", s.cfg.Name)
+	}
+	s.mu.Lock()
+	s.restarts++
+	s.mu.Unlock()
+	secrets, err := m.secrets()
+	if err != nil {
+		return nil, err
+	}
+	env, err := m.buildEnv(ctx, s, turn, secrets)
+	if err != nil {
+		s.refuse(err)
+		return nil, fmt.Errorf("mcp server %q was not restarted: %w", s.cfg.Name, err)
+	}
+	m.connect(ctx, s, env, secrets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != Running {
+		return nil, fmt.Errorf("mcp server %q could not be restarted: %s", s.cfg.Name, s.reason)
+	}
+	return s.c, nil
+}
+
+// Call calls tool on server and writes its result to out. A tool that
+// reports failure is a Result with IsError; a server that crashed, hung or
+// broke the protocol is an error saying so — and the session goes on.
+func (m *Manager) Call(ctx context.Context, turn int, serverName, tool string, args map[string]any, out io.Writer) (executor.Result, error) {
+	s := m.server(serverName)
+	if s == nil {
+		return executor.Result{}, fmt.Errorf("no MCP server %q is configured", serverName)
+	}
+	c, err := m.ensure(ctx, s, turn)
+	if err != nil {
+		return executor.Result{}, err
+	}
+	timeout := s.cfg.CallTimeout
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := c.cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		var wire *jsonrpc.Error
+		switch {
+		case ctx.Err() != nil:
+			return executor.Result{Status: "cancelled", IsError: true}, nil
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			return executor.Result{}, m.hung(s, c, tool, timeout)
+		case errors.As(err, &wire):
+			// The server answered with an error (an unknown tool, bad
+			// arguments): the call failed, the server is fine.
+			return executor.Result{Status: "mcp server " + serverName + " refused the call: " + err.Error(), IsError: true}, nil
+		case c.isDead(deathNotice):
+			return executor.Result{}, fmt.Errorf("mcp server %q %s during the call to %s; it is restarted on the next call%s",
+				serverName, c.reason, tool, m.scrub(c.stderrNote()))
+		}
+		return executor.Result{}, fmt.Errorf("mcp server %q: the call to %s failed: %w", serverName, tool, err)
+	}
+	writeContent(out, res)
+	if res.IsError {
+		return executor.Result{Status: "the tool reported an error", IsError: true}, nil
+	}
+	return executor.Result{}, nil
+}
+
+// hung handles a call that timed out: a server that still answers a ping
+// keeps running; one that does not is stopped, to be restarted on next use.
+func (m *Manager) hung(s *server, c *conn, tool string, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	if c.cs.Ping(pctx, nil) == nil {
+		return fmt.Errorf("mcp server %q did not answer the call to %s within %s; the call was abandoned (the server still answers, so it keeps running)",
+			s.cfg.Name, tool, timeout)
+	}
+	reason := fmt.Sprintf("stopped answering (no reply to %s within %s, nor to a ping)", tool, timeout)
+	c.markDead(reason)
+	c.kill()
+	return fmt.Errorf("mcp server %q %s; it was stopped and is restarted on the next call", s.cfg.Name, reason)
+}
+
+// Close stops every server and reaps it and its process group. It may be
+// called more than once; servers cannot start after it.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	servers := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		servers = append(servers, s)
+	}
+	m.mu.Unlock()
+	var conns []*conn
+	for _, s := range servers {
+		s.mu.Lock()
+		if s.c != nil {
+			conns = append(conns, s.c)
+			s.c = nil
+			s.state = Closed
+		}
+		s.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.close()
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,107 @@
+// Command faultserver is an MCP stdio server written with the Go SDK whose
+// tools misbehave on request, for testing how hush's MCP client copes: it
+// crashes mid-call, freezes, writes garbage to stdout, leaks an environment
+// variable, spawns a grandchild; with -start it fails during start-up.
+//
+// It lives in testdata so that `go build ./...` and the architecture test
+// ignore it: it starts processes and reads its environment on purpose.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	start := flag.String("start", "normal", "normal | exit | exit-in-handshake | garbage | hang")
+	flag.Parse()
+	fmt.Fprintln(os.Stderr, "faultserver: starting in mode", *start)
+	switch *start {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "faultserver: fatal: no configuration found")
+		os.Exit(2)
+	case "exit-in-handshake":
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		fmt.Fprintln(os.Stderr, "faultserver: giving up during the handshake")
+		os.Exit(4)
+	case "garbage":
+		fmt.Println("Welcome to faultserver! This banner is not JSON-RPC.")
+	case "hang":
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {}
+	}
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "faultserver", Version: "1"}, nil)
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	add := func(name, desc string, schema string, h func(args map[string]any) *mcp.CallToolResult) {
+		s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)},
+			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args map[string]any
+				_ = json.Unmarshal(req.Params.Arguments, &args)
+				return h(args), nil
+			})
+	}
+	noArgs := `{"type":"object","properties":{}}`
+	add("echo", "Echo the text back.", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		func(a map[string]any) *mcp.CallToolResult { return text(fmt.Sprint(a["text"])) })
+	add("env", "Print the environment as JSON.", noArgs, func(map[string]any) *mcp.CallToolResult {
+		env := map[string]string{}
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		b, _ := json.MarshalIndent(env, "", "  ")
+		return text(string(b))
+	})
+	add("leak", "Return the value of an environment variable.", `{"type":"object","properties":{"name":{"type":"string"}}}`,
+		func(a map[string]any) *mcp.CallToolResult {
+			return text("value=" + os.Getenv(fmt.Sprint(a["name"])))
+		})
+	add("crash", "Exit in the middle of the call.", noArgs, func(map[string]any) *mcp.CallToolResult {
+		fmt.Fprintln(os.Stderr, "faultserver: panic: simulated crash")
+		os.Exit(3)
+		return nil
+	})
+	add("freeze", "Stop the whole process (SIGSTOP): no call or ping is answered again.", noArgs, func(map[string]any) *mcp.CallToolResult {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		select {} // the stop may land a moment after kill returns
+	})
+	add("slow", "Answer after the given number of seconds.", `{"type":"object","properties":{"seconds":{"type":"number"}}}`,
+		func(a map[string]any) *mcp.CallToolResult {
+			secs, _ := a["seconds"].(float64)
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+			return text("done")
+		})
+	add("garbage", "Write garbage to stdout, then answer.", noArgs, func(map[string]any) *mcp.CallToolResult {
+		fmt.Println("<html>this is not JSON-RPC</html>")
+		return text("wrote garbage")
+	})
+	add("spawn", "Start a long-lived grandchild whose argv[0] is the given marker.", `{"type":"object","properties":{"marker":{"type":"string"}}}`,
+		func(a map[string]any) *mcp.CallToolResult {
+			cmd := exec.Command("bash", "-c", `exec -a "$0" sleep 300`, fmt.Sprint(a["marker"]))
+			if err := cmd.Start(); err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			return text(fmt.Sprintf("spawned pid %d", cmd.Process.Pid))
+		})
+	add("fail", "Report a tool error.", noArgs, func(map[string]any) *mcp.CallToolResult {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the widget is broken"}}}
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "faultserver:", err)
+		os.Exit(1)
+	}
+}
