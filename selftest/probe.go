@@ -72,7 +72,7 @@ func RunProbe(o ProbeOptions) ProbeReport {
 	if o.AgentPID > 0 {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", o.AgentPID))
 		r.AgentEnviron = hexOr(data, err)
-		found, err := scanMemory(o.AgentPID, []byte(canaryPrefix), 64)
+		found, err := scanMemory(o.AgentPID, []byte(canaryPrefix), 64, 16)
 		r.AgentMem = hexOr(found, err)
 	}
 	return r
@@ -109,9 +109,10 @@ func hexOr(data []byte, err error) string {
 
 // scanMemory reads the writable mappings of pid through /proc/pid/mem and
 // returns, for each occurrence of needle, the needle and the n bytes after
-// it. PR_SET_DUMPABLE 0 makes the open fail for a same-user, unprivileged
+// it, at most max of them (a few prove the point, and the report must fit
+// in what a tool result carries). PR_SET_DUMPABLE 0 makes the open fail for a same-user, unprivileged
 // reader: that failure is the pass.
-func scanMemory(pid int, needle []byte, n int) ([]byte, error) {
+func scanMemory(pid int, needle []byte, n, max int) ([]byte, error) {
 	maps, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
 		return nil, err
@@ -127,6 +128,7 @@ func scanMemory(pid int, needle []byte, n int) ([]byte, error) {
 	total := int64(0)
 	sc := bufio.NewScanner(maps)
 	readable := false
+	hits := 0
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") {
@@ -153,7 +155,7 @@ func scanMemory(pid int, needle []byte, n int) ([]byte, error) {
 		readable = true
 		total += int64(k)
 		buf = buf[:k]
-		for off := 0; ; {
+		for off := 0; hits < max; hits++ {
 			i := bytes.Index(buf[off:], needle)
 			if i < 0 {
 				break

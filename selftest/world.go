@@ -144,17 +144,20 @@ func replayFile(paths []string, bin string) ([]byte, error) {
 	var steps []stepT
 	add := func(text string, c call) { steps = append(steps, stepT{Text: text, ToolCalls: []call{c}}) }
 	if contains(paths, PathBackground) {
-		add("Starting a background probe.", call{"background", map[string]any{"action": "start", "command": tag(PathBackground) + probe, "env": grant}})
+		add("Starting a background probe.", call{"background", map[string]any{"action": "start", "command": tag(PathBackground) + probe + "; touch .hush-audit-bg-done", "env": grant}})
 	}
 	if contains(paths, PathBash) {
+		// The bash step also waits (up to 10s) for the background probe, so
+		// its output is complete when the model reads it.
 		add("Probing from bash.", call{"bash", map[string]any{"script": tag(PathBash) + probe +
-			"; env; cat .env; cat /proc/$PPID/environ | tr '\\0' '\\n'; echo \"granted=$" + grantedVar + "\"", "env": grant}})
+			"; env; cat .env; cat /proc/$PPID/environ | tr '\\0' '\\n'; echo \"granted=$" + grantedVar + "\"" +
+			"; for i in $(seq 200); do [ -e .hush-audit-bg-done ] && break; sleep 0.05; done", "env": grant}})
 	}
 	if contains(paths, PathMCP) {
 		add("Probing from an MCP server.", call{probeToolMCP, map[string]any{}})
 	}
 	if contains(paths, PathBackground) {
-		add("Reading the background probe.", call{"background", map[string]any{"action": "output", "id": "bg1"}})
+		add("Reading the background probe.", call{"background", map[string]any{"action": "output", "id": "bg1", "offset": 0}})
 	}
 	if contains(paths, PathDocker) {
 		hexOf := func(cmd string) string { return "$( (" + cmd + ") 2>&1 | od -An -tx1 -v | tr -d ' \\n')" }
