@@ -112,6 +112,7 @@ func (a *app) cliApp() *cli.App {
 			a.trustCommand(),
 			a.auditCommand(),
 			a.probeCommand(),
+			a.mcpCommand(),
 		},
 		DefaultCommand:  "chat",
 		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
