@@ -145,6 +145,10 @@ func (a *app) chat(f modelFlags) error {
 					continue
 				}
 				if s == syscall.SIGTERM {
+					// Stop background processes and MCP servers first:
+					// the kernel's parent-death signal reaches only
+					// direct children.
+					closeFn()
 					os.Exit(143)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")

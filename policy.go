@@ -21,11 +21,17 @@ func (a *app) policyFor(tool string) (tools.Policy, map[string]string, error) {
 		return tools.Policy{}, nil, err
 	}
 	if server, ok := strings.CutPrefix(tool, "mcp:"); ok {
-		s, ok := a.cfg.MCP[server]
-		if !ok {
-			return tools.Policy{}, nil, fmt.Errorf("no MCP server %q in %s", server, config.FileName)
+		// Servers come from config.toml's [mcp.NAME] and from mcp.json.
+		servers, err := a.mcpServers()
+		if err != nil {
+			return tools.Policy{}, nil, err
 		}
-		return tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames, UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, s.Env, nil
+		for _, s := range servers {
+			if s.Name == server {
+				return tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames, UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, s.Env, nil
+			}
+		}
+		return tools.Policy{}, nil, fmt.Errorf("no MCP server %q in %s or %s", server, config.FileName, config.MCPFileName)
 	}
 	known := false
 	for _, t := range knownTools {
@@ -33,8 +39,10 @@ func (a *app) policyFor(tool string) (tools.Policy, map[string]string, error) {
 	}
 	if !known {
 		names := append([]string(nil), knownTools...)
-		for s := range a.cfg.MCP {
-			names = append(names, "mcp:"+s)
+		if servers, err := a.mcpServers(); err == nil {
+			for _, s := range servers {
+				names = append(names, "mcp:"+s.Name)
+			}
 		}
 		sort.Strings(names)
 		return tools.Policy{}, nil, fmt.Errorf("unknown tool %q (known: %s)", tool, strings.Join(names, ", "))
