@@ -114,6 +114,10 @@ func (a *app) chat(f modelFlags) error {
 		interactive = true
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
+	// First run: nothing configured and a person at the terminal.
+	if err := a.firstRun(f); err != nil {
+		return err
+	}
 	events := newTermEvents(a.stdout)
 	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events})
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package wizard holds hush's interactive forms (charmbracelet/huh): the
 // permission prompt the gate shows when no rule decides, and the first-run
-// setup. Forms read and write only the streams they are given; nothing here
-// writes the process environment or reads a secret for a tool.
+// setup, with what setup needs besides its forms — CheckKey (the one request
+// that checks a key) and UpdateConfig (edits config.toml's tables in place).
+// Forms read and write only the streams they are given; nothing here writes
+// the process environment, stores a secret, or reads one for a tool.
 package wizard
 
 import (

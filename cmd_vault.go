@@ -1,0 +1,730 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/charmbracelet/huh"
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/wizard"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// vaultRegistry is every vault backend hush can open: the built-in envfile
+// backend and the OS keyring. openVault and the commands that switch
+// backends both build from it, so they agree on what exists.
+func (a *app) vaultRegistry() *vault.Registry {
+	reg := vault.NewRegistry()
+	reg.Register("keyring", keyring.Factory(a.ambient))
+	return reg
+}
+
+// backendDescriptions are what `hush setup` and `hush vault backend` say
+// about each backend.
+func backendDescription(name string) string {
+	switch name {
+	case "envfile":
+		return "a file in hush's data dir (vault.env, mode 0600): works everywhere; any program running as you can read it"
+	case "keyring":
+		return "the OS keyring (Secret Service, macOS Keychain, Windows Credential Manager): no file, nothing in the environment"
+	}
+	return name
+}
+
+// currentBackend is the configured backend's name.
+func (a *app) currentBackend() string {
+	if a.cfg.Vault.Backend == "" {
+		return "envfile"
+	}
+	return a.cfg.Vault.Backend
+}
+
+// describeBackend says where a backend keeps its secrets.
+func describeBackend(name string, v vault.Vault) string {
+	switch b := v.(type) {
+	case interface{ Path() string }:
+		return name + " (" + b.Path() + ")"
+	case interface{ Describe() string }:
+		return name + " (" + b.Describe() + ")"
+	}
+	return name
+}
+
+func (a *app) vaultCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "vault",
+		Usage: "manage the secrets hush keeps: set, list, rm, import, backend, reveal",
+		Description: "Secrets live in the configured backend ([vault] backend in config.toml): envfile\n" +
+			"(vault.env in the data dir) or keyring (the OS keyring). A tool gets one only through\n" +
+			"a ${NAME} reference the permission gate allowed. Values are never taken from the\n" +
+			"command line and never printed, except by `reveal` on your terminal.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "set",
+				Usage:     "store a secret: the value comes from stdin when piped, else from a hidden prompt",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{2, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
+					}
+					return a.vaultSet(c.Args().First())
+				},
+			},
+			{
+				Name:   "list",
+				Usage:  "list secret names, where each comes from, and the backend (never values)",
+				Action: func(c *cli.Context) error { return a.vaultList() },
+			},
+			{
+				Name:      "rm",
+				Usage:     "remove a secret from the vault",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{2, errors.New("usage: hush vault rm NAME")}
+					}
+					return a.vaultRm(c.Args().First())
+				},
+			},
+			{
+				Name:      "import",
+				Usage:     "move the secrets of a .env file (e.g. a project's legacy .env) into the vault",
+				ArgsUsage: "PATH",
+				Description: "Stores every entry of PATH in the vault and reads each back. Names the backend cannot\n" +
+					"store are refused with the reason; a name the vault already holds with another value is\n" +
+					"kept unless --overwrite. Afterwards hush offers to delete PATH or rename it to\n" +
+					"PATH.imported (at a terminal), or does what --delete-source / --rename-source says.\n" +
+					"PATH is deleted only when every entry is in the vault.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "delete-source", Usage: "delete PATH once every entry is in the vault"},
+					&cli.BoolFlag{Name: "rename-source", Usage: "rename PATH to PATH.imported afterwards"},
+					&cli.BoolFlag{Name: "overwrite", Usage: "replace values the vault already holds under the same names"},
+				},
+				Action: func(c *cli.Context) error {
+					args, late, err := trailingFlags(c, "delete-source", "rename-source", "overwrite")
+					if err != nil || len(args) != 1 {
+						return &exitError{2, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
+					}
+					opts := importOptions{deleteSource: late["delete-source"], renameSource: late["rename-source"], overwrite: late["overwrite"]}
+					if opts.deleteSource && opts.renameSource {
+						return &exitError{2, errors.New("--delete-source and --rename-source exclude each other")}
+					}
+					return a.vaultImport(args[0], opts)
+				},
+			},
+			{
+				Name:      "backend",
+				Usage:     "show the vault backend, or switch to another one, moving every secret across",
+				ArgsUsage: "[NAME]",
+				Description: "Without NAME: the backend in use and where it keeps secrets. With NAME: copies every\n" +
+					"secret to NAME and reads each back, then switches config.toml, then deletes them from\n" +
+					"the old backend. A failure before the switch leaves the old backend as it was and\n" +
+					"removes what was copied. Moving secrets needs you at a terminal, so a tool cannot\n" +
+					"move them somewhere it can read.",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask before moving (a terminal is still required)"}},
+				Action: func(c *cli.Context) error {
+					args, late, err := trailingFlags(c, "yes")
+					if err != nil || len(args) > 1 {
+						return &exitError{2, errors.New("usage: hush vault backend [--yes] [NAME]")}
+					}
+					if len(args) == 0 {
+						return a.vaultBackendShow()
+					}
+					return a.vaultBackendSwitch(args[0], late["yes"])
+				},
+			},
+			{
+				Name:      "reveal",
+				Usage:     "show a secret's value on your terminal, after you confirm",
+				ArgsUsage: "NAME",
+				Description: "Works only with a controlling terminal: the question and the value go to the terminal\n" +
+					"itself, not to stdout. Tools run without a terminal, so a tool cannot read the vault\n" +
+					"through hush. Every reveal (and refusal) is recorded in the audit log.",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{2, errors.New("usage: hush vault reveal NAME")}
+					}
+					return a.vaultReveal(c.Args().First())
+				},
+			},
+		},
+	}
+}
+
+// trailingFlags returns a command's arguments and its boolean flags, also
+// when a flag follows the arguments (`hush vault import .env --delete-source`),
+// which urfave/cli leaves among the arguments. An unknown flag is an error.
+func trailingFlags(c *cli.Context, names ...string) ([]string, map[string]bool, error) {
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = c.Bool(n)
+	}
+	var args []string
+	rest := c.Args().Slice()
+	for i, arg := range rest {
+		if arg == "--" {
+			args = append(args, rest[i+1:]...)
+			break
+		}
+		name, isFlag := strings.CutPrefix(arg, "--")
+		if !isFlag && len(arg) == 2 && arg[0] == '-' {
+			name, isFlag = map[string]string{"-y": "yes"}[arg], true
+		}
+		if !isFlag {
+			args = append(args, arg)
+			continue
+		}
+		if _, known := set[name]; !known {
+			return nil, nil, fmt.Errorf("unknown flag %s", arg)
+		}
+		set[name] = true
+	}
+	return args, set, nil
+}
+
+// stdinTerminal returns stdin as a terminal, or nil when it is not one.
+func (a *app) stdinTerminal() *os.File {
+	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	return nil
+}
+
+// errNoTerminal is what commands that need a person say without one.
+var errNoTerminal = errors.New("no controlling terminal")
+
+// controllingTerminal opens the process's controlling terminal. A tool's
+// process has none (the spawn layer starts each in a new session), so the
+// open fails there whatever its stdin or stdout are.
+func controllingTerminal() (*os.File, error) {
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, errNoTerminal
+	}
+	return f, nil
+}
+
+// askTTY asks a yes/no question on the terminal itself; only "y" or "yes" is yes.
+func askTTY(tty *os.File, question string) bool {
+	fmt.Fprint(tty, question)
+	line, _ := bufio.NewReader(tty).ReadString('\n')
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes"
+}
+
+// readSecretValue reads a value for `vault set`: all of stdin when it is
+// not a terminal (one trailing newline dropped, as `echo` adds it), else a
+// prompt with echo off.
+func (a *app) readSecretValue(name string) (string, error) {
+	if tty := a.stdinTerminal(); tty != nil {
+		fmt.Fprintf(a.stderr, "Value for %s (typing is not shown): ", name)
+		b, err := term.ReadPassword(int(tty.Fd()))
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			return "", fmt.Errorf("read the value: %w", err)
+		}
+		return string(b), nil
+	}
+	const max = 1 << 20
+	b, err := io.ReadAll(io.LimitReader(a.stdin, max+1))
+	if err != nil {
+		return "", fmt.Errorf("read the value from stdin: %w", err)
+	}
+	if len(b) > max {
+		return "", fmt.Errorf("the value on stdin is longer than %d bytes; nothing was stored", max)
+	}
+	s := string(b)
+	if strings.HasSuffix(s, "\r\n") {
+		s = s[:len(s)-2]
+	} else {
+		s = strings.TrimSuffix(s, "\n")
+	}
+	return s, nil
+}
+
+func (a *app) vaultSet(name string) error {
+	if err := vault.CheckName(name); err != nil {
+		return &exitError{2, err}
+	}
+	lv, err := a.openVault()
+	if err != nil {
+		return err
+	}
+	value, err := a.readSecretValue(name)
+	if err != nil {
+		return err
+	}
+	if value == "" {
+		return errors.New("no value given; nothing was stored (to remove a secret: hush vault rm " + name + ")")
+	}
+	if err := lv.Set(name, value); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "stored %s in the vault (%s)\n", name, describeBackend(a.currentBackend(), a.proxy.Backend()))
+	if lv.Origin(name) == "environment" {
+		fmt.Fprintf(a.stderr, "hush: warning: %s is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n", name)
+	}
+	return nil
+}
+
+func (a *app) vaultList() error {
+	lv, err := a.openVault()
+	if err != nil {
+		return err
+	}
+	names, err := lv.Names()
+	if err != nil {
+		return err
+	}
+	stored, err := a.proxy.Names()
+	if err != nil {
+		return err
+	}
+	inVault := map[string]bool{}
+	for _, n := range stored {
+		inVault[n] = true
+	}
+	dotEnv := ""
+	if dir, err := a.projectDir(); err == nil {
+		dotEnv = filepath.Join(dir, ".env")
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(a.stdout, "no secrets")
+	} else {
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tFROM")
+		for _, n := range names {
+			from := lv.Origin(n)
+			switch {
+			case from == "environment" && inVault[n]:
+				from += " (also in the vault; the environment wins)"
+			case from == ".env":
+				from += " (" + dotEnv + "; move it with `hush vault import`)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", n, from)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.stdout, "backend: %s\n", describeBackend(a.currentBackend(), a.proxy.Backend()))
+	return nil
+}
+
+func (a *app) vaultRm(name string) error {
+	lv, err := a.openVault()
+	if err != nil {
+		return err
+	}
+	stored, err := a.proxy.Names()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(stored, name) {
+		switch lv.Origin(name) {
+		case "environment":
+			return fmt.Errorf("%s is not in the vault: it comes from the environment hush was started with; unset it in your shell", name)
+		case ".env":
+			return fmt.Errorf("%s is not in the vault: it comes from the project's .env file; remove it there (or import the file and delete it)", name)
+		}
+		return fmt.Errorf("no secret %s in the vault", name)
+	}
+	if err := lv.Delete(name); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "removed %s from the vault (%s)\n", name, describeBackend(a.currentBackend(), a.proxy.Backend()))
+	if o := lv.Origin(name); o != "" {
+		fmt.Fprintf(a.stderr, "hush: note: %s is still set in the %s\n", name, o)
+	}
+	return nil
+}
+
+type importOptions struct {
+	deleteSource, renameSource, overwrite bool
+}
+
+// importReport is what `vault import` did with each name.
+type importReport struct {
+	imported, already []string
+	refused, kept     map[string]string // name → reason
+}
+
+// safe reports whether every entry of the file is in the vault.
+func (r importReport) safe() bool { return len(r.refused) == 0 && len(r.kept) == 0 }
+
+func (a *app) vaultImport(path string, opts importOptions) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return fmt.Errorf("import: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("import: %s is not a file", abs)
+	}
+	entries, err := config.LoadDotEnv(abs)
+	if err != nil {
+		return err
+	}
+	if _, err := a.openVault(); err != nil {
+		return err
+	}
+	rep := importSecrets(a.proxy, entries, opts.overwrite)
+	where := describeBackend(a.currentBackend(), a.proxy.Backend())
+	if len(rep.imported) > 0 {
+		fmt.Fprintf(a.stdout, "imported into the vault (%s): %s\n", where, strings.Join(rep.imported, ", "))
+	}
+	if len(rep.already) > 0 {
+		fmt.Fprintf(a.stdout, "already in the vault with the same value: %s\n", strings.Join(rep.already, ", "))
+	}
+	for _, n := range slices.Sorted(maps.Keys(rep.kept)) {
+		fmt.Fprintf(a.stdout, "not imported: %s: %s\n", n, rep.kept[n])
+	}
+	for _, n := range slices.Sorted(maps.Keys(rep.refused)) {
+		fmt.Fprintf(a.stdout, "refused: %s\n", rep.refused[n])
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(a.stdout, "%s holds no entries\n", abs)
+	}
+	return a.disposeSource(abs, rep, opts)
+}
+
+// importSecrets stores entries in v, reading each back.
+func importSecrets(v vault.Vault, entries map[string]string, overwrite bool) importReport {
+	rep := importReport{refused: map[string]string{}, kept: map[string]string{}}
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		value := entries[name]
+		if err := vault.CheckName(name); err != nil {
+			rep.refused[name] = err.Error()
+			continue
+		}
+		cur, err := v.Get(name)
+		switch {
+		case err == nil && cur == value:
+			rep.already = append(rep.already, name)
+			continue
+		case err == nil && !overwrite:
+			rep.kept[name] = "the vault already holds another value (kept; --overwrite replaces it)"
+			continue
+		case err != nil && !errors.Is(err, vault.ErrNotFound):
+			rep.refused[name] = err.Error()
+			continue
+		}
+		if err := v.Set(name, value); err != nil {
+			rep.refused[name] = err.Error()
+			continue
+		}
+		if back, err := v.Get(name); err != nil || back != value {
+			rep.refused[name] = fmt.Sprintf("secret %s did not read back unchanged from the vault", name)
+			continue
+		}
+		rep.imported = append(rep.imported, name)
+	}
+	return rep
+}
+
+// disposeSource deletes or renames the imported file, or says it is still there.
+func (a *app) disposeSource(path string, rep importReport, opts importOptions) error {
+	renamed := path + ".imported"
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(renamed); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		renamed = fmt.Sprintf("%s.imported-%d", path, i)
+	}
+	action := ""
+	switch {
+	case opts.deleteSource:
+		action = "delete"
+	case opts.renameSource:
+		action = "rename"
+	case a.stdinTerminal() != nil:
+		var choices []huh.Option[string]
+		if rep.safe() {
+			choices = append(choices, huh.NewOption("Delete "+path+" (every entry is in the vault)", "delete"))
+		}
+		choices = append(choices,
+			huh.NewOption("Rename it to "+filepath.Base(renamed)+" (hush stops reading it)", "rename"),
+			huh.NewOption("Keep it (hush keeps reading it, and tools can read the file)", "keep"))
+		action = choices[0].Value
+		form := huh.NewForm(huh.NewGroup(huh.NewSelect[string]().Title("What about " + path + "?").Options(choices...).Value(&action))).
+			WithInput(a.stdin).WithOutput(a.stdout).WithAccessible(a.ambient["ACCESSIBLE"] != "").WithShowHelp(false)
+		if err := form.RunWithContext(context.Background()); err != nil {
+			action = "keep"
+		}
+	}
+	switch action {
+	case "delete":
+		if !rep.safe() {
+			return fmt.Errorf("not deleting %s: %d entr(ies) are not in the vault (listed above); fix them, or keep the file aside with --rename-source", path, len(rep.refused)+len(rep.kept))
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
+		fmt.Fprintf(a.stdout, "deleted %s\n", path)
+	case "rename":
+		if err := os.Rename(path, renamed); err != nil {
+			return fmt.Errorf("rename %s: %w", path, err)
+		}
+		_ = os.Chmod(renamed, 0o600)
+		fmt.Fprintf(a.stdout, "renamed %s to %s (hush no longer reads it; delete it when you no longer need it)\n", path, renamed)
+	default:
+		fmt.Fprintf(a.stdout, "%s is still there: hush still reads it and any tool can read the file; remove it with --delete-source or --rename-source\n", path)
+	}
+	return nil
+}
+
+func (a *app) vaultBackendShow() error {
+	if _, err := a.openVault(); err != nil {
+		return err
+	}
+	names, err := a.proxy.Names()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "backend: %s, %d secret(s)\n", describeBackend(a.currentBackend(), a.proxy.Backend()), len(names))
+	for _, n := range a.vaultRegistry().Names() {
+		fmt.Fprintf(a.stdout, "  %-8s %s\n", n, backendDescription(n))
+	}
+	fmt.Fprintln(a.stdout, "switch with: hush vault backend NAME")
+	return nil
+}
+
+func (a *app) vaultBackendSwitch(name string, yes bool) error {
+	if _, err := a.openVault(); err != nil {
+		return err
+	}
+	cur := a.currentBackend()
+	if name == cur {
+		fmt.Fprintf(a.stdout, "already using the %s backend\n", name)
+		return nil
+	}
+	reg := a.vaultRegistry()
+	if !slices.Contains(reg.Names(), name) {
+		return fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(reg.Names(), ", "))
+	}
+	names, err := a.proxy.Names()
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		tty, err := controllingTerminal()
+		if err != nil {
+			return &exitError{1, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
+		}
+		defer tty.Close()
+		if !yes && !askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", len(names), cur, name)) {
+			fmt.Fprintln(a.stdout, "nothing was changed")
+			return nil
+		}
+	}
+	rep, err := a.moveToBackend(reg, name, nil, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "moved %d secret(s) to %s; config.toml now says [vault] backend = %q\n",
+		len(rep.moved), describeBackend(name, a.proxy.Backend()), name)
+	rep.warn(a.stderr, cur)
+	return nil
+}
+
+// moveReport is what moveSecrets did.
+type moveReport struct {
+	moved []string
+	// leftBehind are names copied and switched to the new backend that
+	// could not be deleted from the old one; deleteErr says why.
+	leftBehind []string
+	deleteErr  error
+}
+
+func (r moveReport) warn(w io.Writer, from string) {
+	if len(r.leftBehind) > 0 {
+		fmt.Fprintf(w, "hush: warning: could not delete %s from the %s backend (%v); they are safe in the new one — delete them there by hand\n",
+			strings.Join(r.leftBehind, ", "), from, r.deleteErr)
+	}
+}
+
+// moveToBackend opens backend name from reg and moves every secret of the
+// live backend into it (plus extra, e.g. a key typed in setup). The config
+// change — [vault] backend = name, plus any other tables — is the commit
+// point. Afterwards the proxy forwards to the new backend, so everything
+// holding the vault (the layered view, the redactor's source) follows.
+func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []wizard.Setting) (moveReport, error) {
+	if err := a.init(); err != nil {
+		return moveReport{}, err
+	}
+	if _, err := a.openVault(); err != nil {
+		return moveReport{}, err
+	}
+	target, err := reg.Open(name, a.dirs.Data)
+	if err != nil {
+		return moveReport{}, err
+	}
+	settings = append(slices.Clone(settings), wizard.Setting{Table: "vault", Key: "backend", Value: name})
+	cfgPath := filepath.Join(a.dirs.Config, config.FileName)
+	commit := func() error {
+		_, err := wizard.UpdateConfig(cfgPath, settings...)
+		return err
+	}
+	rep, err := moveSecrets(a.proxy.Backend(), target, extra, commit)
+	if err != nil {
+		if c, ok := target.(io.Closer); ok {
+			_ = c.Close()
+		}
+		return rep, err
+	}
+	a.proxy.Swap(target)
+	a.cfg.Vault.Backend = name
+	return rep, nil
+}
+
+// moveSecrets moves every secret from one backend to another without
+// losing any: copy all (and extra) into to, read each back, commit (switch
+// the config), and only then delete them from from. Until the commit, any
+// failure restores to — names it did not hold are deleted, values it held
+// are put back — and from is never touched; after the commit, a failed
+// delete only leaves copies behind in from. A name both backends hold with
+// different values is refused up front: after the move one would be lost.
+func moveSecrets(from, to vault.Vault, extra map[string]string, commit func() error) (moveReport, error) {
+	src, err := allSecrets(from)
+	if err != nil {
+		return moveReport{}, fmt.Errorf("read the current backend: %w", err)
+	}
+	want := make(map[string]string, len(src)+len(extra))
+	for n, v := range src {
+		want[n] = v
+	}
+	for n, v := range extra {
+		want[n] = v
+	}
+	// What to holds now, to refuse conflicts and to restore on failure.
+	before := map[string]string{}
+	var conflicts []string
+	for _, n := range slices.Sorted(maps.Keys(want)) {
+		v, err := to.Get(n)
+		if errors.Is(err, vault.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return moveReport{}, fmt.Errorf("read the new backend: %w", err)
+		}
+		before[n] = v
+		if _, isExtra := extra[n]; !isExtra && v != src[n] {
+			conflicts = append(conflicts, n)
+		}
+	}
+	if len(conflicts) > 0 {
+		return moveReport{}, fmt.Errorf("both backends hold %s with different values; nothing was moved (remove one of the two copies first)", strings.Join(conflicts, ", "))
+	}
+	var written []string
+	rollback := func(cause error) error {
+		var failed []string
+		for _, n := range written {
+			var err error
+			if old, had := before[n]; had {
+				err = to.Set(n, old)
+			} else {
+				err = to.Delete(n)
+			}
+			if err != nil {
+				failed = append(failed, n)
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("%w; nothing was switched, and the old backend is unchanged, but copies of %s are left in the new backend", cause, strings.Join(failed, ", "))
+		}
+		return fmt.Errorf("%w; nothing was switched: the old backend is unchanged and the copies were removed", cause)
+	}
+	for _, n := range slices.Sorted(maps.Keys(want)) {
+		if old, had := before[n]; had && old == want[n] {
+			continue
+		}
+		written = append(written, n)
+		if err := to.Set(n, want[n]); err != nil {
+			return moveReport{}, rollback(fmt.Errorf("copy %s: %w", n, err))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(want)) {
+		v, err := to.Get(n)
+		if err != nil || v != want[n] {
+			return moveReport{}, rollback(fmt.Errorf("secret %s did not read back unchanged from the new backend", n))
+		}
+	}
+	if err := commit(); err != nil {
+		return moveReport{}, rollback(fmt.Errorf("switch the config: %w", err))
+	}
+	rep := moveReport{moved: slices.Sorted(maps.Keys(src))}
+	for _, n := range rep.moved {
+		if err := from.Delete(n); err != nil {
+			rep.leftBehind = append(rep.leftBehind, n)
+			rep.deleteErr = err
+		}
+	}
+	return rep, nil
+}
+
+// allSecrets reads every secret a backend stores.
+func allSecrets(v vault.Vault) (map[string]string, error) {
+	if b, ok := v.(vault.Bulk); ok {
+		return b.All()
+	}
+	names, err := v.Names()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		val, err := v.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = val
+	}
+	return out, nil
+}
+
+func (a *app) vaultReveal(name string) error {
+	tty, ttyErr := controllingTerminal()
+	var audit *executor.AuditLog
+	if a.init() == nil {
+		audit = executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	}
+	record := func(d executor.Decision, source string) {
+		_ = audit.Record(executor.AuditEntry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
+	}
+	if ttyErr != nil {
+		record(executor.Deny, "no terminal")
+		return &exitError{1, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
+	}
+	defer tty.Close()
+	lv, err := a.openVault()
+	if err != nil {
+		return err
+	}
+	value, err := lv.Get(name)
+	if err != nil {
+		return err
+	}
+	if !askTTY(tty, fmt.Sprintf("Show the value of %s (from the %s) on this terminal? [y/N] ", name, lv.Origin(name))) {
+		record(executor.Deny, "prompt")
+		fmt.Fprintln(tty, "not shown")
+		return nil
+	}
+	record(executor.Allow, "prompt")
+	fmt.Fprintln(tty, value)
+	return nil
+}

@@ -1,0 +1,132 @@
+package wizard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// CheckTimeout bounds the one request CheckKey makes.
+const CheckTimeout = 10 * time.Second
+
+// Check is the outcome of CheckKey.
+type Check struct {
+	// OK: the server answered and did not reject the key (a server without
+	// a model list counts: the key could not be checked, but it is there).
+	OK bool
+	// Message is one sentence for the person; it never holds the key.
+	Message string
+}
+
+// CheckKey makes the cheapest request that proves the base URL answers and
+// accepts the key: GET the model list (OpenAI-compatible {base}/models,
+// Anthropic {base}/v1/models). Redirects are not followed, so the key is
+// sent to the configured host and nowhere else.
+func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key string) Check {
+	base := strings.TrimRight(baseURL, "/")
+	var endpoint string
+	switch provider {
+	case "anthropic":
+		if base == "" {
+			base = "https://api.anthropic.com"
+		}
+		endpoint = base + "/v1/models"
+	default:
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+		endpoint = base + "/models"
+	}
+	shown := displayURL(endpoint)
+	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return Check{Message: fmt.Sprintf("%s is not a URL hush can request", shown)}
+	}
+	if key != "" {
+		if provider == "anthropic" {
+			req.Header.Set("x-api-key", key)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	if provider == "anthropic" {
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Do(req)
+	if err != nil {
+		return Check{Message: fmt.Sprintf("cannot reach %s: %s", shown, reason(err))}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if key == "" {
+			return Check{OK: true, Message: fmt.Sprintf("%s answered (no key sent)", shown)}
+		}
+		return Check{OK: true, Message: fmt.Sprintf("the key works: %s answered", shown)}
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		if key == "" {
+			return Check{Message: fmt.Sprintf("%s wants a key (HTTP %d)", shown, resp.StatusCode)}
+		}
+		return Check{Message: fmt.Sprintf("%s rejected the key (HTTP %d)", shown, resp.StatusCode)}
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
+		return Check{OK: true, Message: fmt.Sprintf("%s answered, but has no model list (HTTP %d); the key was not checked", shown, resp.StatusCode)}
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return Check{Message: fmt.Sprintf("%s redirects elsewhere (HTTP %d); hush does not follow it with your key — check the base URL", shown, resp.StatusCode)}
+	}
+	return Check{Message: fmt.Sprintf("unexpected answer from %s: HTTP %d", shown, resp.StatusCode)}
+}
+
+// reason is the cause of a failed request without the request line (which
+// repeats the URL) — e.g. "connection refused", "no such host".
+func reason(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within %s", CheckTimeout)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return "no such host"
+		}
+		return "name lookup failed"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		msg := op.Err.Error()
+		// "connect: connection refused" → "connection refused"
+		if _, after, ok := strings.Cut(msg, ": "); ok {
+			msg = after
+		}
+		return msg
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// displayURL shows a URL without any credentials it may carry.
+func displayURL(raw string) string {
+	if raw == "" {
+		return "the provider's public endpoint"
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the configured URL"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
