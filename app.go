@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
@@ -28,13 +29,44 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 // run is main without os.Exit, so the whole CLI is testable in-process.
-func run(args []string) int {
+func run(args []string) (code int) {
 	ambient, guardErr := tools.Guard()
 	a := &app{ambient: ambient, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	if guardErr != nil {
 		fmt.Fprintf(a.stderr, "hush: warning: %v\n", guardErr)
 	}
+	// A panic's message and stack can carry values hush holds; print one
+	// redacted sentence instead of the runtime's dump.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
+			code = 70
+		}
+	}()
 	return a.main(args)
+}
+
+// redact scrubs every secret hush knows of from s: the vault's, if it was
+// opened, and credential-looking values of the start-up environment.
+func (a *app) redact(s string) string {
+	all := map[string]string{}
+	for k, v := range a.ambient {
+		if tools.IsCredentialName(k) || tools.IsCredentialValue(v) {
+			all[k] = v
+		}
+	}
+	if a.vault != nil {
+		if vs, err := a.vault.All(); err == nil {
+			for k, v := range vs {
+				all[k] = v
+			}
+		}
+	}
+	secrets := make([]redact.Secret, 0, len(all))
+	for k, v := range all {
+		secrets = append(secrets, redact.Secret{Name: k, Value: v})
+	}
+	return redact.New(secrets).String(s)
 }
 
 // app is built once per process and handed to every command. Its fields

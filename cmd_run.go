@@ -29,6 +29,17 @@ func modelFlagList() []cli.Flag {
 	}
 }
 
+func hasFlag(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func readModelFlags(c *cli.Context) modelFlags {
 	return modelFlags{provider: c.String("provider"), baseURL: c.String("base-url"), model: c.String("model"),
 		replay: c.String("replay"), yes: c.Bool("yes"), json: c.Bool("json")}
@@ -44,6 +55,14 @@ func (a *app) runCommand() *cli.Command {
 			"Exit status: 0 done, 1 error, 130 interrupted.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print events as JSON lines"}),
 		Action: func(c *cli.Context) error {
+			// urfave/cli stops reading flags at the prompt, so a flag typed
+			// after it would silently become part of the prompt.
+			for i, arg := range c.Args().Slice() {
+				name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+				if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
+					return &exitError{2, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
+				}
+			}
 			prompt := strings.Join(c.Args().Slice(), " ")
 			if prompt == "-" {
 				b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))

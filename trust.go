@@ -177,7 +177,7 @@ func mergeProject(user, proj config.Config, trusted bool) (config.Config, []stri
 	}{
 		{"[model]", proj.Model, "a project does not choose where your API key is sent"},
 		{"[vault]", proj.Vault, "a project does not choose where your secrets live"},
-		{"[project]", proj.Project, "trust is recorded by `hush trust`"},
+		{"[unsafe]", proj.Unsafe, "a project never switches protections off"},
 	} {
 		if !reflect.ValueOf(s.v).IsZero() {
 			notes = append(notes, fmt.Sprintf("its %s is ignored (%s)", s.name, s.why))

@@ -26,14 +26,13 @@ const FileName = "config.toml"
 // (api_key, set values, MCP env) is a ${NAME} template resolved through the
 // gated vault at use, never at load.
 type Config struct {
-	Model   Model                 `toml:"model"`
-	Vault   VaultConfig           `toml:"vault"`
-	Tools   map[string]ToolConfig `toml:"tools"`
-	Rules   []Rule                `toml:"rules"`
-	MCP     map[string]MCPServer  `toml:"mcp"`
-	Turn    TurnConfig            `toml:"turn"`
-	Project ProjectConfig         `toml:"project"`
-	Unsafe  Unsafe                `toml:"unsafe"`
+	Model  Model                 `toml:"model"`
+	Vault  VaultConfig           `toml:"vault"`
+	Tools  map[string]ToolConfig `toml:"tools"`
+	Rules  []Rule                `toml:"rules"`
+	MCP    map[string]MCPServer  `toml:"mcp"`
+	Turn   TurnConfig            `toml:"turn"`
+	Unsafe Unsafe                `toml:"unsafe"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
@@ -120,11 +119,6 @@ type MCPServer struct {
 type TurnConfig struct {
 	MaxSteps int    `toml:"max_steps"`
 	System   string `toml:"system"`
-}
-
-// ProjectConfig lists projects the user trusts to widen the gate.
-type ProjectConfig struct {
-	Trusted []string `toml:"trusted"`
 }
 
 // Duration is a time.Duration written as "30s" or "2m" in TOML.

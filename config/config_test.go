@@ -206,8 +206,6 @@ disabled = true
 max_steps = 12
 system = "be brief"
 
-[project]
-trusted = ["/home/u/src/hush"]
 `)
 	got, err := config.Load(path)
 	if err != nil {
@@ -247,8 +245,7 @@ trusted = ["/home/u/src/hush"]
 				Dir: "/srv", Timeout: config.Duration{Duration: 90 * time.Second}, Disabled: true,
 			},
 		},
-		Turn:    config.TurnConfig{MaxSteps: 12, System: "be brief"},
-		Project: config.ProjectConfig{Trusted: []string{"/home/u/src/hush"}},
+		Turn: config.TurnConfig{MaxSteps: 12, System: "be brief"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load =\n%+v\nwant\n%+v", got, want)
