@@ -29,6 +29,18 @@ var credentialSubstrings = []string{
 	"AUTH", "PRIVATE", "COOKIE", "SESSION_ID", "SIGNATURE",
 }
 
+// credentialsByFirstByte is credentialSubstrings indexed by first byte, so
+// IsCredentialName reads a name once instead of once per substring: it
+// runs for every ambient variable on every turn (the layered vault's
+// classification, BuildEnv), and twelve strings.Contains per name made it
+// the largest cost of reading the vault. Built once; never written after.
+var credentialsByFirstByte = func() (idx [256][]string) {
+	for _, s := range credentialSubstrings {
+		idx[s[0]] = append(idx[s[0]], s)
+	}
+	return idx
+}()
+
 // credentialPrefixes and credentialSuffixes mark whole families of names.
 var (
 	credentialPrefixes = []string{"AWS_", "AZURE_", "GCP_", "GOOGLE_", "VAULT_", "NPM_CONFIG__AUTH", "DOCKER_AUTH"}
@@ -50,9 +62,11 @@ func IsCredentialName(name string) bool {
 	if u == "PWD" || u == "OLDPWD" {
 		return false
 	}
-	for _, s := range credentialSubstrings {
-		if strings.Contains(u, s) {
-			return true
+	for i := 0; i < len(u); i++ {
+		for _, s := range credentialsByFirstByte[u[i]] {
+			if strings.HasPrefix(u[i:], s) {
+				return true
+			}
 		}
 	}
 	for _, p := range credentialPrefixes {
@@ -97,11 +111,40 @@ func IsLoaderName(name string) bool { return MatchAny(loaderNames, name) }
 // validation reports it before it gets here (ValidGlob).
 func MatchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
-		if ok, err := path.Match(p, name); err == nil && ok {
+		if matchGlob(p, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// isGlob reports whether p has any path.Match syntax; one without is a
+// plain name.
+func isGlob(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+// matchGlob is path.Match without its cost for the two shapes the
+// allowlists are made of, a literal name and a literal prefix followed by
+// one '*': BuildEnv tests every ambient name against every allowlist
+// pattern on every tool call, and path.Match took most of its time. The
+// literal part is compared as it is scanned, so most patterns are rejected
+// at their first byte.
+func matchGlob(p, name string) bool {
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*', '?', '[', '\\':
+			if c == '*' && i == len(p)-1 {
+				// '*' matches any run of non-'/' bytes, as in path.Match.
+				return strings.IndexByte(name[i:], '/') < 0
+			}
+			ok, err := path.Match(p, name)
+			return err == nil && ok
+		default:
+			if i >= len(name) || name[i] != c {
+				return false // the literal part already differs
+			}
+		}
+	}
+	return len(p) == len(name)
 }
 
 // ValidGlob reports a malformed glob pattern.

@@ -155,6 +155,7 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	// map does not grow on every tool call.
 	env := make(map[string]Var, 32)
 	var dropped []Dropped
+	refused := map[string]bool{}
 
 	ambientOK := func(name, value string) (bool, string) {
 		switch {
@@ -173,19 +174,45 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		}
 		return true, ""
 	}
-	copyAmbient := func(match func(string) bool, src Source) {
-		for name, value := range req.Ambient {
-			if !match(name) {
-				continue
+	copyOne := func(name, value string, src Source) {
+		if _, done := env[name]; done || refused[name] {
+			return
+		}
+		if ok, why := ambientOK(name, value); !ok {
+			// Recorded once, though inherit and include may both name it.
+			refused[name] = true
+			dropped = append(dropped, Dropped{name, why})
+			return
+		}
+		env[name] = Var{Name: name, Value: value, Source: src}
+	}
+	// copyAmbient copies the ambient variables matching patterns (nil: all
+	// of them). A plain name is looked up rather than matched against every
+	// ambient name: this runs on every tool call, and testing 200 names
+	// against each entry of the allowlist cost more than the rest of the
+	// build together.
+	copyAmbient := func(patterns []string, src Source) {
+		var globs, names []string
+		for _, pat := range patterns {
+			switch {
+			case isGlob(pat):
+				globs = append(globs, pat)
+			case !slices.Contains(names, pat):
+				names = append(names, pat)
 			}
-			if _, done := env[name]; done {
-				continue
+		}
+		for _, name := range names {
+			if value, ok := req.Ambient[name]; ok {
+				copyOne(name, value, src)
 			}
-			if ok, why := ambientOK(name, value); !ok {
-				dropped = append(dropped, Dropped{name, why})
-				continue
+		}
+		if patterns != nil && len(globs) == 0 {
+			return
+		}
+		for name := range req.Ambient { // keys only: most names do not match
+			if (patterns == nil || MatchAny(globs, name)) && !slices.Contains(names, name) {
+				copyOne(name, req.Ambient[name], src)
 			}
-			env[name] = Var{Name: name, Value: value, Source: src}
 		}
 	}
 
@@ -195,15 +222,15 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		if len(base) == 0 {
 			base = coreNames
 		}
-		copyAmbient(nameMatcher(base), FromCore)
+		copyAmbient(base, FromCore)
 	case InheritNone:
 	case InheritAll:
-		copyAmbient(func(string) bool { return true }, FromAll)
+		copyAmbient(nil, FromAll)
 	default:
 		return nil, nil, fmt.Errorf("build env: unknown inherit %q (want core, none or all)", p.Inherit)
 	}
 	if len(p.Include) > 0 {
-		copyAmbient(nameMatcher(p.Include), FromInclude)
+		copyAmbient(p.Include, FromInclude)
 	}
 	for name := range env {
 		if MatchAny(p.Exclude, name) {
