@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -109,18 +108,11 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 	}
 
 	resp.Text = text.String()
-	indexes := make([]int64, 0, len(calls))
-	for i := range calls {
-		indexes = append(indexes, i)
+	tcs, err := buildToolCalls(calls, p.Name())
+	if err != nil {
+		return Response{}, err
 	}
-	sort.Slice(indexes, func(a, b int) bool { return indexes[a] < indexes[b] })
-	for _, i := range indexes {
-		tc, err := calls[i].build(p.Name())
-		if err != nil {
-			return Response{}, err
-		}
-		resp.ToolCalls = append(resp.ToolCalls, tc)
-	}
+	resp.ToolCalls = tcs
 	return resp, nil
 }
 

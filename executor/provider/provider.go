@@ -55,6 +55,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -331,6 +332,25 @@ type toolCallBuilder struct {
 }
 
 // build returns the finished call; arguments must form a JSON object.
+// buildToolCalls assembles the streamed calls in the order the model
+// emitted them (by stream index).
+func buildToolCalls(calls map[int64]*toolCallBuilder, provider string) ([]ToolCall, error) {
+	indexes := make([]int64, 0, len(calls))
+	for i := range calls {
+		indexes = append(indexes, i)
+	}
+	sort.Slice(indexes, func(a, b int) bool { return indexes[a] < indexes[b] })
+	var out []ToolCall
+	for _, i := range indexes {
+		tc, err := calls[i].build(provider)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tc)
+	}
+	return out, nil
+}
+
 func (b *toolCallBuilder) build(provider string) (ToolCall, error) {
 	if b.name == "" {
 		return ToolCall{}, fmt.Errorf("%s: %w: call %q has no name", provider, ErrMalformedToolCall, b.id)
