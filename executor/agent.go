@@ -61,6 +61,7 @@ type Agent struct {
 
 	mu    sync.Mutex
 	turns int
+	scrub scrubCache // this turn's redactor, reused while the vault is unchanged
 }
 
 // ErrMaxSteps ends a turn whose model kept calling tools.
@@ -78,11 +79,10 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	if err != nil {
 		return nil, fmt.Errorf("read the vault: %w", err)
 	}
-	red := newRedactor(all)
+	red, secrets := a.scrub.get(all)
 	if a.UnsafeNoRedaction {
 		red = nil // a nil Redactor passes bytes through
 	}
-	secrets := tools.NewSecretSet(all)
 	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session})
 
 	msgs := append([]provider.Message(nil), history...)

@@ -120,7 +120,15 @@ func MatchAny(patterns []string, name string) bool {
 
 // isGlob reports whether p has any path.Match syntax; one without is a
 // plain name.
-func isGlob(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+func isGlob(p string) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*', '?', '[', '\\':
+			return true
+		}
+	}
+	return false
+}
 
 // matchGlob is path.Match without its cost for the two shapes the
 // allowlists are made of, a literal name and a literal prefix followed by

@@ -209,7 +209,20 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 		if patterns != nil && len(globs) == 0 {
 			return
 		}
+		// Most names cannot match a glob that starts with a literal byte
+		// ("LC_*"): one byte decides, before any matching.
+		var first [256]bool
+		anyFirst := patterns == nil
+		for _, g := range globs {
+			if isGlob(g[:1]) {
+				anyFirst = true
+			}
+			first[g[0]] = true
+		}
 		for name := range req.Ambient { // keys only: most names do not match
+			if !anyFirst && (name == "" || !first[name[0]]) {
+				continue
+			}
 			if (patterns == nil || MatchAny(globs, name)) && !slices.Contains(names, name) {
 				copyOne(name, req.Ambient[name], src)
 			}

@@ -22,9 +22,13 @@ const envFDVar = "HUSH_ENV_FD"
 // root whatever PR_SET_DUMPABLE says. So when hush's environment holds more
 // than the core allowlist, Guard copies it into an anonymous memfd, re-execs
 // hush (same pid) with only the core allowlist plus the descriptor number,
-// and the new image reads the original back and closes the memfd. Everything
-// hush needs from its environment (HUSH_*, DOCKER_HOST, proxy settings, API
-// keys) comes from the returned map and is handed to libraries explicitly.
+// and the new image reads the original back and closes the memfd. In the
+// hush executable a C constructor (guard_early_linux.go) normally does this
+// before the Go runtime starts, so the re-exec costs no second start-up;
+// Guard then only reads the environment back and checks the reduction.
+// Everything hush needs from its environment (HUSH_*, DOCKER_HOST, proxy
+// settings, API keys) comes from the returned map and is handed to
+// libraries explicitly.
 //
 // It also sets PR_SET_DUMPABLE 0 (no ptrace or /proc/<pid>/mem for same-user
 // processes) and RLIMIT_CORE 0 (no core file holding secrets).
@@ -35,28 +39,64 @@ func Guard() (map[string]string, error) {
 	harden()
 	if fdText, ok := syscall.Getenv(envFDVar); ok {
 		env, err := readEnvFD(fdText)
-		if err == nil {
+		if err != nil {
+			// Not a descriptor the guard left (a stray HUSH_ENV_FD in the
+			// caller's environment, say): what this process holds is all
+			// there is, so hide it as if the guard had not run.
+			env = environMap()
+			delete(env, envFDVar)
+			if rerr := reexec(env); rerr != nil {
+				return env, fmt.Errorf("read the environment back from the guard: %w; %w", err, rerr)
+			}
 			return env, nil
 		}
-		return environMap(), fmt.Errorf("read the environment back from the guard: %w", err)
+		// The early guard (guard_early_linux.go) reduced the environment
+		// with its own copy of the allowlist. reduce owns the rules: if
+		// anything was kept that reduce would drop, hide it now.
+		if !keepsOnly(environMap(), reduce(env)) {
+			return env, reexec(env)
+		}
+		return env, nil
 	}
 	env := environMap()
-	reduced := reduce(env)
-	if len(reduced) == len(env) {
+	if len(reduce(env)) == len(env) {
 		return env, nil // nothing outside the allowlist to hide
 	}
+	return env, reexec(env)
+}
+
+// keepsOnly reports whether every variable of current, other than the
+// descriptor number, is in allowed with the same value.
+func keepsOnly(current, allowed map[string]string) bool {
+	for k, v := range current {
+		if a, ok := allowed[k]; k != envFDVar && (!ok || a != v) {
+			return false
+		}
+	}
+	return true
+}
+
+// reexec replaces the process image with hush itself (same pid), its
+// environment reduced to reduce(env) plus the number of a memfd holding
+// env, which the new image reads back. It returns only on failure.
+func reexec(env map[string]string) error {
 	exe, err := os.Executable()
 	if err != nil {
-		return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+		return fmt.Errorf("re-exec to hide the environment: %w", err)
 	}
 	fd, err := unix.MemfdCreate("hush-env", 0) // no CLOEXEC: it must survive the exec
 	if err != nil {
-		return env, fmt.Errorf("re-exec to hide the environment: memfd: %w", err)
+		return fmt.Errorf("re-exec to hide the environment: memfd: %w", err)
 	}
-	if err := writeAll(fd, encodeEnv(os.Environ())); err != nil {
+	all := make([]string, 0, len(env))
+	for k, v := range env {
+		all = append(all, k+"="+v)
+	}
+	if err := writeAll(fd, encodeEnv(all)); err != nil {
 		_ = unix.Close(fd)
-		return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+		return fmt.Errorf("re-exec to hide the environment: %w", err)
 	}
+	reduced := reduce(env)
 	next := make([]string, 0, len(reduced)+1)
 	for k, v := range reduced {
 		next = append(next, k+"="+v)
@@ -64,7 +104,7 @@ func Guard() (map[string]string, error) {
 	next = append(next, envFDVar+"="+strconv.Itoa(fd))
 	err = syscall.Exec(exe, os.Args, next)
 	_ = unix.Close(fd)
-	return env, fmt.Errorf("re-exec to hide the environment: %w", err)
+	return fmt.Errorf("re-exec to hide the environment: %w", err)
 }
 
 func harden() {

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -67,10 +68,13 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	if spec.Path == "" {
 		return nil, errors.New("spawn: no program given")
 	}
-	for _, a := range append([]string{spec.Path}, spec.Args...) {
-		if spec.Secrets.ContainsValue(a, minArgvSecret) {
-			return nil, ErrSecretInArgv
-		}
+	// One pass over the vault's values for the whole command line rather
+	// than one per word: the words are joined with NUL, which no word can
+	// hold, so every value inside a word is found, and a value holding a
+	// NUL could at worst refuse a harmless command line.
+	argv := spec.Path + "\x00" + strings.Join(spec.Args, "\x00")
+	if spec.Secrets.ContainsValue(argv, minArgvSecret) {
+		return nil, ErrSecretInArgv
 	}
 	prog, err := lookPath(spec.Path, spec.Env)
 	if err != nil {

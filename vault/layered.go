@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Layered is the vault hush runs with: the stored backend, a legacy project
@@ -26,6 +27,25 @@ type Layered struct {
 	Process map[string]string
 	// IsCredential decides which process variables are secrets in their own right.
 	IsCredential func(name string) bool
+
+	// Process and IsCredential must not change after the first call: which
+	// process variables are credentials is worked out once. The agent reads
+	// every secret once per turn, and classifying a 200-variable
+	// environment each time cost more than reading the backend.
+	credOnce sync.Once
+	creds    []string // non-empty process variables IsCredential accepts
+}
+
+// credentials returns the non-empty process variables IsCredential accepts.
+func (l *Layered) credentials() []string {
+	l.credOnce.Do(func() {
+		for n, v := range l.Process {
+			if v != "" && l.IsCredential != nil && l.IsCredential(n) {
+				l.creds = append(l.creds, n)
+			}
+		}
+	})
+	return l.creds
 }
 
 func (l *Layered) Get(name string) (string, error) {
@@ -90,7 +110,8 @@ func (l *Layered) Origin(name string) string {
 	return "vault"
 }
 
-// Bulk is a backend that can return every secret in one read.
+// Bulk is a backend that can return every secret in one read. The map it
+// returns is the caller's to keep and change.
 type Bulk interface {
 	All() (map[string]string, error)
 }
@@ -119,20 +140,25 @@ func (l *Layered) All() (map[string]string, error) {
 			stored[n] = v
 		}
 	}
-	out := make(map[string]string, len(stored)+len(l.DotEnv))
-	for n, v := range l.DotEnv {
-		out[n] = v
-	}
-	for n, v := range stored {
-		out[n] = v
-	}
-	for n, v := range l.Process {
-		if v == "" {
-			continue
-		}
-		if _, known := out[n]; known || (l.IsCredential != nil && l.IsCredential(n)) {
+	out := stored // the backend's map is ours to change (Bulk)
+	if len(l.DotEnv) > 0 || out == nil {
+		out = make(map[string]string, len(stored)+len(l.DotEnv))
+		for n, v := range l.DotEnv {
 			out[n] = v
 		}
+		for n, v := range stored {
+			out[n] = v
+		}
+	}
+	// A defined process variable overrides a known secret's value, and a
+	// credential-like one is a secret of its own.
+	for n := range out {
+		if v := l.Process[n]; v != "" {
+			out[n] = v
+		}
+	}
+	for _, n := range l.credentials() {
+		out[n] = l.Process[n]
 	}
 	return out, nil
 }
@@ -149,10 +175,8 @@ func (l *Layered) nameSet() (map[string]bool, error) {
 	for n := range l.DotEnv {
 		set[n] = true
 	}
-	for n, v := range l.Process {
-		if v != "" && l.IsCredential != nil && l.IsCredential(n) {
-			set[n] = true
-		}
+	for _, n := range l.credentials() {
+		set[n] = true
 	}
 	return set, nil
 }

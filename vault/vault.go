@@ -10,7 +10,6 @@ package vault
 import (
 	"errors"
 	"fmt"
-	"regexp"
 )
 
 // Vault is a store of named secrets.
@@ -31,8 +30,6 @@ var ErrNotFound = errors.New("no such secret")
 // ErrUnstorable means a backend cannot round-trip the name or value.
 var ErrUnstorable = errors.New("cannot be stored")
 
-var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // CheckName is the name policy every backend shares: a name must be usable
 // as an environment variable and inside ${NAME}, since that is how secrets
 // reach tools. Backends narrow it further with their own checks (the envfile
@@ -44,7 +41,7 @@ func CheckName(name string) error {
 	if len(name) > 256 {
 		return fmt.Errorf("secret name %.32q... is longer than 256 characters: %w", name, ErrUnstorable)
 	}
-	if !namePattern.MatchString(name) {
+	if !validName(name) {
 		return fmt.Errorf("secret name %q %w: use letters, digits and _, not starting with a digit", name, ErrUnstorable)
 	}
 	return nil
@@ -52,4 +49,17 @@ func CheckName(name string) error {
 
 func notFound(name string) error {
 	return fmt.Errorf("secret %s: %w", name, ErrNotFound)
+}
+
+// validName is ^[A-Za-z_][A-Za-z0-9_]*$ without a regexp: every ${NAME}
+// reference in a tool call's env is checked on every call.
+func validName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return name != ""
 }

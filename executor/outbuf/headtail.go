@@ -2,6 +2,7 @@ package outbuf
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -35,10 +36,13 @@ func (h *HeadTail) Write(p []byte) (int, error) {
 	n := len(p)
 	h.total += int64(n)
 	if room := h.headCap - len(h.head); room > 0 {
-		if h.head == nil {
-			h.head = make([]byte, 0, h.headCap)
-		}
 		k := min(room, len(p))
+		if need := len(h.head) + k; need > cap(h.head) {
+			// Grow with the output rather than allocating the whole head
+			// up front: most tool calls print a few lines, and zeroing
+			// 16 KiB per call showed up in the per-call overhead.
+			h.head = slices.Grow(h.head, min(h.headCap, max(need, 2*cap(h.head), 512))-len(h.head))
+		}
 		h.head = append(h.head, p[:k]...)
 		p = p[k:]
 	}

@@ -99,6 +99,33 @@ func (w *sanitizeWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadFrom copies r through the writer. os/exec copies a child's output
+// pipe with io.Copy, which otherwise allocates 32 KiB for every tool call
+// however little the tool prints; this starts at 4 KiB and grows while
+// reads fill the buffer, so a large output still moves in large reads.
+func (w *sanitizeWriter) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, 4<<10)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			total += int64(n)
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+			if n == len(buf) && len(buf) < flushSize {
+				buf = make([]byte, 2*len(buf))
+			}
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
 // Format keeps buffered output out of logs: the sanitiser runs before the
 // redactor, so what it holds may be part of a secret.
 func (w *sanitizeWriter) Format(f fmt.State, _ rune) {

@@ -1,0 +1,60 @@
+package executor_test
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hushcli/hush/executor/provider"
+)
+
+// TestRedactorFollowsTheVaultBetweenTurns: the agent reuses its redactor
+// while the vault is unchanged, so it must notice every change — a
+// secret stored, changed or removed between turns — on the next turn. A
+// value printed by a tool before it is stored is the positive control:
+// it shows the output really carries the value.
+func TestRedactorFollowsTheVaultBetweenTurns(t *testing.T) {
+	t.Parallel()
+	const first, second = "canary-later-value-11", "canary-rotated-value-12"
+	script := "echo a=" + first + " b=" + second
+	f := newFixture(t, allowBash,
+		provider.Response{ToolCalls: []provider.ToolCall{call("c1", script, "")}}, provider.Response{Text: "1"},
+		provider.Response{ToolCalls: []provider.ToolCall{call("c2", script, "")}}, provider.Response{Text: "2"},
+		provider.Response{ToolCalls: []provider.ToolCall{call("c3", script, "")}}, provider.Response{Text: "3"},
+		provider.Response{ToolCalls: []provider.ToolCall{call("c4", script, "")}}, provider.Response{Text: "4"},
+	)
+	var mu sync.Mutex
+	vault := map[string]string{"STORED": "canary-stored-value-2"}
+	f.agent.Secrets = func() (map[string]string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return vault, nil // the same map every time, changed in place: the worst case for a cache
+	}
+	set := func(change func(map[string]string)) {
+		mu.Lock()
+		defer mu.Unlock()
+		change(vault)
+	}
+	tests := []struct {
+		name   string
+		change func(map[string]string)
+		want   string
+	}{
+		{"not yet stored", func(map[string]string) {}, "a=" + first + " b=" + second},
+		{"stored", func(v map[string]string) { v["LATER"] = first }, "a=[REDACTED:LATER] b=" + second},
+		{"rotated", func(v map[string]string) { v["LATER"] = second }, "a=" + first + " b=[REDACTED:LATER]"},
+		{"removed", func(v map[string]string) { maps.DeleteFunc(v, func(k, _ string) bool { return k == "LATER" }) }, "a=" + first + " b=" + second},
+	}
+	for _, tt := range tests { // in order: each turn sees the vault the last one left
+		set(tt.change)
+		added, err := f.agent.Turn(context.Background(), nil, "go")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := added[2].Text; !strings.HasPrefix(got, tt.want+"\n") {
+			t.Errorf("%s: tool result %q, want it to start %q", tt.name, got, tt.want)
+		}
+	}
+}

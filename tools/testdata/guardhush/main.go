@@ -1,0 +1,60 @@
+// Command guardhush stands in for hush in the early guard's test: built
+// under the name "hush", it calls tools.Guard like hush's main does, then
+// prints the snapshot Guard returned, one NAME=value per line, and the
+// path the kernel last exec'd it by (AT_EXECFN), which is /proc/self/exe
+// only when the C constructor did the re-exec. It then waits for a line on
+// stdin so the test can read its /proc/<pid>/environ.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+	"unsafe"
+
+	"github.com/hushcli/hush/tools"
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	env, err := tools.Guard()
+	if err != nil {
+		fmt.Println("guard error:", err)
+		os.Exit(1)
+	}
+	var lines []string
+	for k, v := range env {
+		lines = append(lines, k+"="+v)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Println("env " + l)
+	}
+	fmt.Println("execfn " + execFn())
+	fmt.Println("ready")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+}
+
+// atExecFn is AT_EXECFN from <elf.h>: the address of the file name the
+// process was exec'd by.
+const atExecFn = 31
+
+// execFn reads the AT_EXECFN string the kernel put on the initial stack.
+func execFn() string {
+	auxv, err := unix.Auxv()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	for _, kv := range auxv {
+		if kv[0] == atExecFn {
+			p := (*byte)(unsafe.Pointer(kv[1]))
+			var b []byte
+			for ; *p != 0; p = (*byte)(unsafe.Add(unsafe.Pointer(p), 1)) {
+				b = append(b, *p)
+			}
+			return string(b)
+		}
+	}
+	return "unknown"
+}
