@@ -189,11 +189,23 @@ func groupMembers(t *testing.T, pgid int) []int {
 // still holds everything (the positive control).
 func TestGuardHidesTheEnvironment(t *testing.T) {
 	t.Parallel()
+	checkGuard(t)
+}
+
+// A stray HUSH_ENV_FD in the caller's environment (no descriptor behind
+// it) must not let the environment through unhidden.
+func TestGuardIgnoresAStrayDescriptorNumber(t *testing.T) {
+	t.Parallel()
+	checkGuard(t, envFDVar+"=77")
+}
+
+func checkGuard(t *testing.T, extra ...string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGuardHelper$")
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"HUSH_GUARD_HELPER=1", "PATH=/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8",
 		"OPENAI_API_KEY=sk-guard-canary-1", "INNOCENT_NAME=guard-canary-2", "DATABASE_URL=postgres://u:guard-canary-3@h/d",
-	}
+	}, extra...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
