@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -37,14 +36,26 @@ type mcpEntry struct {
 
 var mcpEntryKeys = map[string]bool{"type": true, "command": true, "args": true, "env": true, "cwd": true, "disabled": true, "url": true}
 
-// mcpNameRE is what a server name may be: it becomes the gate subject
-// mcp:<name>, matched by glob rules, and part of the tool names the model
-// sees, which providers restrict to [a-zA-Z0-9_-].
-var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+// mcpNameOK is what a server name may be, ^[A-Za-z0-9_-]{1,40}$: it becomes
+// the gate subject mcp:<name>, matched by glob rules, and part of the tool
+// names the model sees, which providers restrict to [a-zA-Z0-9_-]. A loop,
+// not a regexp: a package-level regexp is compiled on every start of hush.
+func mcpNameOK(name string) bool {
+	if len(name) == 0 || len(name) > 40 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidMCPName reports a server name hush cannot use.
 func ValidMCPName(name string) error {
-	if !mcpNameRE.MatchString(name) {
+	if !mcpNameOK(name) {
 		return fmt.Errorf("mcp server name %q: use 1 to 40 letters, digits, _ or -", name)
 	}
 	return nil
