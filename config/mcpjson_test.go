@@ -175,3 +175,17 @@ func TestMCPServersMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestValidMCPName(t *testing.T) {
+	t.Parallel()
+	cases := map[string]bool{
+		"github": true, "my-server_2": true, "A": true, strings.Repeat("x", 40): true,
+		"": false, strings.Repeat("x", 41): false, "has space": false, "dot.name": false, "slash/x": false, "ünï": false, "a*": false,
+	}
+	for name, ok := range cases {
+		err := config.ValidMCPName(name)
+		if (err == nil) != ok {
+			t.Errorf("ValidMCPName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
