@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -121,17 +122,31 @@ func KillGroup(pid int, sig syscall.Signal) error {
 	return err
 }
 
+// GroupAlive reports whether the process group pgid has a member left.
+func GroupAlive(pgid int) bool {
+	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
+}
+
+// WaitGroupGone waits, boundedly, until no process of group pgid is left:
+// SIGKILL is delivered asynchronously, and "stopped" should mean gone.
+func WaitGroupGone(pgid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for GroupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // lookPath finds a bare program name in the child's PATH, so what runs is
 // what the child's own shell would find, not what hush's PATH says.
 func lookPath(prog string, env Env) (string, error) {
-	if containsSlash(prog) {
+	if strings.Contains(prog, "/") {
 		return prog, nil
 	}
 	pathList, _ := env.Lookup("PATH")
 	if pathList == "" {
 		pathList = "/usr/local/bin:/usr/bin:/bin"
 	}
-	for _, dir := range splitList(pathList) {
+	for _, dir := range filepath.SplitList(pathList) {
 		if dir == "" {
 			dir = "."
 		}
@@ -141,25 +156,4 @@ func lookPath(prog string, env Env) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("spawn: %s: %w", prog, exec.ErrNotFound)
-}
-
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
-		}
-	}
-	return false
-}
-
-func splitList(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ':' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }

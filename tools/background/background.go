@@ -416,10 +416,10 @@ func (m *Manager) Stop(id string) (Info, error) {
 	if p.state != Running {
 		p.mu.Unlock()
 		i := p.info()
-		if !p.keep && groupAlive(p.pid) {
+		if !p.keep && tools.GroupAlive(p.pid) {
 			// The leader exited but left members of its group running.
 			_ = tools.KillGroup(p.pid, syscall.SIGKILL)
-			waitGroupGone(p.pid, 2*time.Second)
+			tools.WaitGroupGone(p.pid, 2*time.Second)
 			return i, nil
 		}
 		return i, fmt.Errorf("%w: %s already %s; its output can still be read", ErrNotRunning, id, i.Describe())
@@ -428,11 +428,6 @@ func (m *Manager) Stop(id string) (Info, error) {
 	p.mu.Unlock()
 	p.stop(m.opts.KillGrace)
 	return p.info(), nil
-}
-
-// groupAlive reports whether the process group pgid has a member left.
-func groupAlive(pgid int) bool {
-	return pgid > 0 && syscall.Kill(-pgid, 0) == nil
 }
 
 func (p *proc) stop(grace time.Duration) {
@@ -446,16 +441,7 @@ func (p *proc) stop(grace time.Duration) {
 	// cannot be reused while any member lives.
 	_ = tools.KillGroup(p.pid, syscall.SIGKILL)
 	<-p.done
-	waitGroupGone(p.pid, 2*time.Second)
-}
-
-// waitGroupGone waits, boundedly, until no process of group pgid is left:
-// SIGKILL is delivered asynchronously, and "stopped" should mean gone.
-func waitGroupGone(pgid int, d time.Duration) {
-	deadline := time.Now().Add(d)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	tools.WaitGroupGone(p.pid, 2*time.Second)
 }
 
 // Close stops every running process the user did not ask to keep, deletes
@@ -488,10 +474,10 @@ func (m *Manager) Close() []Info {
 			p.mu.Unlock()
 			if running {
 				p.stop(m.opts.KillGrace)
-			} else if groupAlive(p.pid) {
+			} else if tools.GroupAlive(p.pid) {
 				// The leader exited earlier but left its group running.
 				_ = tools.KillGroup(p.pid, syscall.SIGKILL)
-				waitGroupGone(p.pid, 2*time.Second)
+				tools.WaitGroupGone(p.pid, 2*time.Second)
 			}
 			p.log.remove()
 		}()

@@ -268,16 +268,7 @@ func (c *conn) kill() {
 	<-c.exited
 	// Members of the group that outlived the leader.
 	_ = tools.KillGroup(c.pid, syscall.SIGKILL)
-	waitGroupGone(c.pid, 2*time.Second)
-}
-
-// waitGroupGone waits, boundedly, until no process of group pgid is left:
-// SIGKILL is delivered asynchronously, and "closed" should mean gone.
-func waitGroupGone(pgid int, d time.Duration) {
-	deadline := time.Now().Add(d)
-	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	tools.WaitGroupGone(c.pid, 2*time.Second)
 }
 
 // close shuts the server down the way the MCP spec asks (close its stdin,
