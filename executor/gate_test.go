@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakePrompter answers with a fixed choice and records what it was asked.
@@ -177,5 +178,26 @@ func TestUnwritableAuditDenies(t *testing.T) {
 	}
 	if v.Decision != Deny || !strings.HasPrefix(v.Message, "denied because the audit log cannot be written") {
 		t.Fatalf("verdict = %+v", v)
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	t.Parallel()
+	const m = time.Minute
+	cases := []struct {
+		configured, fallback, max time.Duration
+		seconds                   int
+		want                      time.Duration
+	}{
+		{0, 2 * m, 0, 0, 2 * m},
+		{5 * m, 2 * m, 0, 0, 5 * m},
+		{5 * m, 2 * m, 0, 30, 30 * time.Second},
+		{0, 2 * m, 10 * m, 3600, 10 * m},
+		{20 * m, 2 * m, 10 * m, 0, 10 * m},
+	}
+	for _, c := range cases {
+		if got := CallTimeout(c.configured, c.fallback, c.max, c.seconds); got != c.want {
+			t.Errorf("CallTimeout(%v, %v, %v, %d) = %v, want %v", c.configured, c.fallback, c.max, c.seconds, got, c.want)
+		}
 	}
 }

@@ -77,16 +77,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	if p.Script == "" {
 		return executor.Result{}, errors.New("bad arguments: script is empty")
 	}
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	if p.TimeoutSeconds > 0 {
-		timeout = time.Duration(p.TimeoutSeconds) * time.Second
-	}
-	if t.MaxTimeout > 0 && timeout > t.MaxTimeout {
-		timeout = t.MaxTimeout
-	}
+	timeout := executor.CallTimeout(t.Timeout, DefaultTimeout, t.MaxTimeout, p.TimeoutSeconds)
 	// A nil Secrets field keeps the configured scope; [] grants none.
 	env, err := tc.BuildEnv(p.Secrets, p.Env)
 	if err != nil {

@@ -170,16 +170,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	if tc.Secrets.ContainsValue(p.Script, minArgvSecret) {
 		return executor.Result{}, tools.ErrSecretInArgv
 	}
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	if p.TimeoutSeconds > 0 {
-		timeout = time.Duration(p.TimeoutSeconds) * time.Second
-	}
-	if t.MaxTimeout > 0 && timeout > t.MaxTimeout {
-		timeout = t.MaxTimeout
-	}
+	timeout := executor.CallTimeout(t.Timeout, DefaultTimeout, t.MaxTimeout, p.TimeoutSeconds)
 
 	root, err := projectRoot(tc.Dir)
 	if err != nil {
