@@ -48,17 +48,7 @@ func TestChatTurnRunningEnvLeaksNothing(t *testing.T) {
 		step{text: "Let me look at the environment.", calls: []fakeCall{{"bash", leakArgs}}},
 		step{text: "All done: nothing secret was visible."},
 	)
-	w.config(fmt.Sprintf(`
-[model]
-provider = "openai"
-base_url = %q
-model = "fake"
-
-[[rules]]
-gate = "tool.run:bash"
-subject = "bash"
-decision = "allow"
-`, model.URL()))
+	allowBashConfig(w, model)
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("check the environment please\r")
