@@ -13,8 +13,8 @@ import (
 
 // termEvents renders a turn for a person: streamed model text, each tool
 // call with its arguments, a bounded preview of its output, and its result.
-// Everything is sanitized: tool output cannot move the cursor, set the
-// title, or write the clipboard.
+// Nothing reaches the terminal unsanitized: tool output cannot move the
+// cursor, set the title, or write the clipboard.
 type termEvents struct {
 	mu  sync.Mutex
 	out io.Writer
@@ -36,7 +36,7 @@ func (t *termEvents) Text(delta string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inText = true
-	io.WriteString(t.out, outbuf.Sanitize(delta))
+	io.WriteString(t.out, delta) // sanitized by the executor
 }
 
 func (t *termEvents) ToolStart(call provider.ToolCall) {
@@ -57,7 +57,7 @@ func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	if t.cut {
 		return
 	}
-	for _, r := range outbuf.Sanitize(string(chunk)) {
+	for _, r := range string(chunk) { // sanitized by the executor
 		if t.lines >= t.previewLines {
 			t.cut = true
 			return

@@ -17,8 +17,10 @@ import (
 )
 
 // Events receives what a turn does, as it happens, for the terminal or the
-// --json stream. Everything passed here is already redacted; the terminal
-// still sanitizes it (tool output may carry escape sequences).
+// --json stream. Everything passed here is already redacted. Text deltas
+// and tool output are also sanitized of escape sequences (before redaction,
+// so a coloured secret is caught); call arguments and results are not, so
+// a terminal sanitizes those itself.
 type Events interface {
 	Text(delta string)
 	ToolStart(call provider.ToolCall)
