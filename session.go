@@ -105,7 +105,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
-	return agent, func() { stopExtra(); transcript.Close() }, nil
+	return agent, func() { stopExtra(); transcript.Close(); audit.Close() }, nil
 }
 
 func (a *app) systemPrompt(dir string) string {

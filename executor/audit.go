@@ -74,10 +74,19 @@ func appendJSONString(b []byte, s string) []byte {
 
 // AuditLog appends gate decisions to a JSON-lines file, opened O_APPEND so
 // each entry lands whole even with several hush processes writing.
+//
+// The file stays open between records: opening and closing it cost about
+// 15 µs of every tool call (measured after the tool's process exits, when
+// the caches are cold). Before each record one stat(2) checks that path
+// still names that file; if it was removed or rotated, the record goes to
+// the file now at path (created if need be), never into the old one.
 type AuditLog struct {
-	mu   sync.Mutex
-	path string
-	now  func() time.Time
+	mu       sync.Mutex
+	path     string
+	now      func() time.Time
+	fd       int
+	dev, ino uint64 // fd's file, to notice when path names another
+	open     bool   // fd is the log's file
 }
 
 // OpenAudit returns the log at path (created 0600 on first write).
@@ -99,44 +108,84 @@ func (a *AuditLog) Record(e AuditEntry) error {
 	line = append(line, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// Open first and make the directory only when it is missing: this runs
-	// for every gate decision, and the directory almost always exists.
-	err = appendFile(a.path, line)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(a.path), 0o700); err == nil {
-			err = appendFile(a.path, line)
-		}
-	}
-	if err != nil {
+	if err := a.reopen(); err != nil {
 		return fmt.Errorf("audit: %w", err)
+	}
+	if err := writeAll(a.fd, line); err != nil {
+		a.closeLocked()
+		return fmt.Errorf("audit: %w", &fs.PathError{Op: "write", Path: a.path, Err: err})
 	}
 	return nil
 }
 
-// appendFile appends b to path (created 0600) with write(2) on an O_APPEND
-// descriptor, so entries of concurrent hush processes never interleave. It
-// uses the syscall package rather than os.OpenFile because on Linux an
-// os.File for a regular file costs four more system calls (the netpoller
-// trying fcntl and epoll_ctl on it), and this runs for every gate decision
-// of every tool call.
-func appendFile(path string, b []byte) error {
+// reopen makes a.fd a descriptor of the file now at a.path, creating it (and
+// its directory, 0700) if need be.
+func (a *AuditLog) reopen() error {
+	var st syscall.Stat_t
+	if a.open {
+		if syscall.Stat(a.path, &st) == nil && uint64(st.Dev) == a.dev && uint64(st.Ino) == a.ino {
+			return nil
+		}
+		a.closeLocked() // removed or rotated: start writing the file now at path
+	}
+	fd, err := openAppend(a.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(a.path), 0o700); err == nil {
+			fd, err = openAppend(a.path)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := syscall.Fstat(fd, &st); err != nil {
+		_ = syscall.Close(fd)
+		return &fs.PathError{Op: "stat", Path: a.path, Err: err}
+	}
+	a.fd, a.dev, a.ino, a.open = fd, uint64(st.Dev), uint64(st.Ino), true
+	return nil
+}
+
+// Close closes the log's file; a later Record opens it again.
+func (a *AuditLog) Close() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closeLocked()
+	return nil
+}
+
+func (a *AuditLog) closeLocked() {
+	if a.open {
+		_ = syscall.Close(a.fd)
+		a.open = false
+	}
+}
+
+// openAppend opens path (created 0600) for write(2) with O_APPEND, so
+// entries of concurrent hush processes never interleave. It uses the
+// syscall package rather than os.OpenFile because on Linux an os.File for a
+// regular file costs four more system calls (the netpoller trying fcntl
+// and epoll_ctl on it).
+func openAppend(path string) (int, error) {
 	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: path, Err: err}
+		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	return fd, nil
+}
+
+func writeAll(fd int, b []byte) error {
 	for len(b) > 0 {
 		n, err := syscall.Write(fd, b)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			_ = syscall.Close(fd)
-			return &fs.PathError{Op: "write", Path: path, Err: err}
+			return err
 		}
 		b = b[n:]
-	}
-	if err := syscall.Close(fd); err != nil {
-		return &fs.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
 }
