@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -366,6 +367,10 @@ func sortedNames(m map[string]string) []string {
 type SecretSet struct {
 	names  map[string]bool
 	values map[string]bool
+	// byLen is the distinct values, longest first, for ContainsValue: a
+	// slice walks faster than a map on every spawn, and a length bound
+	// ends the walk.
+	byLen []string
 }
 
 // NewSecretSet snapshots all (name → value) for classification. Empty values
@@ -374,10 +379,12 @@ func NewSecretSet(all map[string]string) *SecretSet {
 	s := &SecretSet{names: make(map[string]bool, len(all)), values: make(map[string]bool, len(all))}
 	for n, v := range all {
 		s.names[n] = true
-		if v != "" {
+		if v != "" && !s.values[v] {
 			s.values[v] = true
+			s.byLen = append(s.byLen, v)
 		}
 	}
+	slices.SortFunc(s.byLen, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	return s
 }
 
@@ -393,8 +400,11 @@ func (s *SecretSet) ContainsValue(text string, min int) bool {
 	if s == nil {
 		return false
 	}
-	for v := range s.values {
-		if len(v) >= min && strings.Contains(text, v) {
+	for _, v := range s.byLen {
+		if len(v) < min {
+			break
+		}
+		if len(v) <= len(text) && strings.Contains(text, v) {
 			return true
 		}
 	}

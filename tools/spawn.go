@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -77,7 +78,7 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	if spec.Secrets.ContainsValue(argv, minArgvSecret) {
 		return nil, ErrSecretInArgv
 	}
-	prog, err := lookPath(spec.Path, spec.Env)
+	prog, err := lookPath(spec.Path, spec.Env, spec.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +138,16 @@ func WaitGroupGone(pgid int, d time.Duration) {
 }
 
 // lookPath finds a bare program name in the child's PATH, so what runs is
-// what the child's own shell would find, not what hush's PATH says.
-func lookPath(prog string, env Env) (string, error) {
+// what the child's own shell would find, not what hush's PATH says. A
+// relative PATH entry is relative to the child's working directory, dir.
+//
+// Like a shell's command hash, it remembers where it found each name for
+// each PATH and checks only that file on the next call: a stat per PATH
+// directory before it cost more than the rest of preparing a command. If
+// the remembered file is gone or no longer executable, it searches again.
+// Unlike a shell it does not notice the same name installed in an earlier
+// PATH directory later; nor does a shell until `hash -r`.
+func lookPath(prog string, env Env, dir string) (string, error) {
 	if strings.Contains(prog, "/") {
 		return prog, nil
 	}
@@ -146,14 +155,54 @@ func lookPath(prog string, env Env) (string, error) {
 	if pathList == "" {
 		pathList = "/usr/local/bin:/usr/bin:/bin"
 	}
-	for _, dir := range filepath.SplitList(pathList) {
-		if dir == "" {
-			dir = "."
+	key := pathKey{pathList, prog}
+	found.Lock()
+	cand, ok := found.m[key]
+	found.Unlock()
+	if ok && isExecutable(cand) {
+		return cand, nil
+	}
+	relative := false // an answer after a relative entry depends on dir: not remembered
+	for _, entry := range filepath.SplitList(pathList) {
+		if entry == "" {
+			entry = "."
 		}
-		cand := dir + "/" + prog
-		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		cand := entry + "/" + prog
+		if !filepath.IsAbs(entry) {
+			// The child runs it from dir, so look there; exec starts it
+			// after changing into dir, so the relative name stays right.
+			relative = true
+			if isExecutable(filepath.Join(dir, cand)) {
+				return cand, nil
+			}
+			continue
+		}
+		if isExecutable(cand) {
+			if !relative {
+				found.Lock()
+				if found.m == nil || len(found.m) >= maxFound {
+					found.m = map[pathKey]string{}
+				}
+				found.m[key] = cand
+				found.Unlock()
+			}
 			return cand, nil
 		}
 	}
 	return "", fmt.Errorf("spawn: %s: %w", prog, exec.ErrNotFound)
+}
+
+type pathKey struct{ path, prog string }
+
+// found is lookPath's memory; it starts over when it holds maxFound names.
+var found struct {
+	sync.Mutex
+	m map[pathKey]string
+}
+
+const maxFound = 256
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

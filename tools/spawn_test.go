@@ -277,3 +277,62 @@ func TestKillGroupBadPid(t *testing.T) {
 		t.Fatalf("KillGroup of a gone group: %v", err)
 	}
 }
+
+// TestLookPathFollowsTheChildsPath: a bare program name is found in the
+// child's PATH (relative entries from the child's directory), and a
+// remembered answer is dropped when its file goes away.
+func TestLookPathFollowsTheChildsPath(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	install := func(dir, name string) string {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+dir+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := filepath.Join(root, "first"), filepath.Join(root, "second")
+	install(second, "hush-probe-prog")
+	firstProg := install(first, "hush-probe-prog")
+	if err := os.WriteFile(filepath.Join(first, "not-executable"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(root, "project")
+	install(filepath.Join(project, "bin"), "hush-local-prog")
+
+	run := func(prog, path string) string {
+		t.Helper()
+		var out bytes.Buffer
+		cmd, err := Command(context.Background(), Spec{Path: prog, Dir: project, Env: Env{{Name: "PATH", Value: path}}, Stdout: &out, Stderr: &out})
+		if err != nil {
+			return err.Error()
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", prog, err, out.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	path := first + ":" + second
+	for range 2 { // the second call answers from memory
+		if got := run("hush-probe-prog", path); got != first {
+			t.Fatalf("ran the one in %s, want %s", got, first)
+		}
+	}
+	if err := os.Remove(firstProg); err != nil {
+		t.Fatal(err)
+	}
+	if got := run("hush-probe-prog", path); got != second {
+		t.Errorf("after removing it from %s: ran the one in %q, want %s", first, got, second)
+	}
+	if got := run("not-executable", path); !strings.Contains(got, "executable file not found") {
+		t.Errorf("a file without x bits ran: %q", got)
+	}
+	// A relative entry is the child's directory's, not hush's.
+	if got := run("hush-local-prog", "bin:"+path); got != filepath.Join(project, "bin") {
+		t.Errorf("relative PATH entry: got %q", got)
+	}
+}
