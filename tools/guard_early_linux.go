@@ -2,9 +2,8 @@
 
 package tools
 
-// The early guard makes hush's self re-exec (see Guard) cost one more
-// exec of the file (1–2 ms here) instead of a second start-up of the whole
-// program (6–8 ms).
+// The early guard hides hush's environment before the Go runtime starts,
+// without a second exec.
 //
 // Guard runs in main, after the Go runtime and every package's
 // initialisation — the model SDKs, the Docker client and the terminal
@@ -16,21 +15,30 @@ package tools
 // timeout each on a terminal that does not answer).
 //
 // This C constructor runs in the hush executable before the Go runtime
-// exists and does the same re-exec there: the original environment into
-// an anonymous memfd, then execve of the same file with only the core
-// allowlist plus HUSH_ENV_FD. Go's Guard then finds HUSH_ENV_FD, reads the
-// environment back, and checks the reduction against reduce — Go's rules
-// stay the owner of what hush keeps: should this copy of the list ever
-// keep more than reduce would, Guard hides it again the slow way. On any
-// failure here the constructor simply returns and Guard does the whole job.
+// exists. It copies the original environment into an anonymous memfd and
+// then rewrites the environment where the kernel put it: the strings the
+// kernel shows as /proc/<pid>/environ are compacted to the core allowlist
+// in place, the rest of that memory is overwritten (one HUSH_ENV_HIDDEN
+// entry padded with spaces), and envp — which the Go
+// runtime and libc read after constructors — is cut to match. Go's Guard
+// then reads the memfd (its number is in hush_early_env_fd, never in the
+// environment) and checks the reduction against reduce: Go's rules stay
+// the owner of what hush keeps, and should this copy of the list ever keep
+// more than reduce would, Guard hides it again by re-executing.
+//
+// An earlier version re-executed /proc/self/exe with the reduced
+// environment instead; that cost one more exec and dynamic link of the
+// 80 MB file (1.2 ms of an 8 ms `hush --version`). If the strings are not
+// laid out as the kernel lays them out (something rewrote them before this
+// constructor), or anything fails, the constructor changes nothing and
+// Guard does the whole job.
 //
 // It acts only in an executable named "hush", so test binaries and other
 // programs that link this package keep their environment; only glibc
 // passes a constructor argv and envp. Build with -tags hush_no_early_guard
 // (or CGO_ENABLED=0) to leave everything to Guard. Go's own settings
-// (GODEBUG, GOGC …) are off the allowlist, so they never reach the
-// runtime of the guarded image — as before, when only the discarded first
-// image saw them; to trace hush's start-up, run a copy under another name.
+// (GODEBUG, GOGC …) are off the allowlist, so they never reach hush's Go
+// runtime; to trace hush's start-up, run a copy under another name.
 
 /*
 #define _GNU_SOURCE
@@ -38,7 +46,12 @@ package tools
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
 
 // hush_early_core must equal coreNames in classify.go, which owns the list;
 // TestEarlyGuardListIsCoreNames compares them. An entry ending in '*' is a
@@ -48,6 +61,10 @@ static const char *const hush_early_core[] = {
 	"LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "EDITOR", "VISUAL", "PAGER",
 	0,
 };
+
+// hush_early_env_fd is the memfd holding the original environment once the
+// constructor has hidden it, and -1 otherwise. Guard reads it.
+int hush_early_env_fd = -1;
 
 // hush_early_keep reports whether kv stays in hush's own environment: a
 // core name whose value does not look like a URL with user info (reduce
@@ -88,69 +105,80 @@ static int hush_early_is_hush(void) {
 }
 
 __attribute__((constructor)) static void hush_early_guard(int argc, char **argv, char **envp) {
-	(void)argc;
 #ifdef __GLIBC__
-	if (argv == NULL || envp == NULL) {
+	// envp must be the array the kernel set up, which Go's runtime reads
+	// (after argv); a constructor before this one may have moved environ.
+	if (argv == NULL || envp == NULL || envp != argv + argc + 1 || envp[0] == NULL) {
 		return;
 	}
-	size_t total = 0, kept = 0, bytes = 0;
+	size_t total = 0, kept = 0;
+	char *end = envp[0]; // one past the last string's NUL
 	for (char **e = envp; *e != NULL; e++) {
 		if (strncmp(*e, "HUSH_ENV_FD=", 12) == 0) {
-			return; // already the guarded image
+			return; // Guard's own re-exec: it reads the environment back itself
 		}
+		if (*e != end && e != envp) {
+			return; // not one block of strings, as execve leaves them
+		}
+		end = *e + strlen(*e) + 1;
 		total++;
 		kept += (size_t)hush_early_keep(*e);
-		bytes += strlen(*e) + 1; // with its NUL, as Guard's encodeEnv writes it
 	}
 	if (kept == total || !hush_early_is_hush()) {
 		return; // nothing to hide, or not hush
 	}
-	// One buffer and one write rather than a write per variable.
-	char *buf = malloc(bytes);
-	char **next = calloc(kept + 2, sizeof *next);
-	if (buf == NULL || next == NULL) {
-		free(buf);
-		free(next);
-		return;
-	}
-	char *end = buf;
-	for (char **e = envp; *e != NULL; e++) {
-		size_t n = strlen(*e) + 1;
-		memcpy(end, *e, n);
-		end += n;
-	}
-	int fd = (int)syscall(SYS_memfd_create, "hush-env", 0); // no CLOEXEC: it must survive the exec
+	// The strings are one block [envp[0], end), NUL-separated, exactly
+	// what Guard's readEnvFD parses: one write saves them whole.
+	int fd = (int)syscall(SYS_memfd_create, "hush-env", MFD_CLOEXEC);
 	if (fd < 0) {
-		free(buf);
-		free(next);
 		return;
 	}
-	for (const char *p = buf; p < end;) {
+	for (const char *p = envp[0]; p < end;) {
 		ssize_t w = write(fd, p, (size_t)(end - p));
 		if (w <= 0) {
 			close(fd);
-			free(buf);
-			free(next);
 			return;
 		}
 		p += w;
 	}
-	free(buf);
-	static char fdvar[32];
-	snprintf(fdvar, sizeof fdvar, "HUSH_ENV_FD=%d", fd);
+	// Compact the kept strings to the front of the block, in order. The
+	// write position never passes the string being read, and memmove
+	// allows the overlap.
+	char *to = envp[0];
 	size_t j = 0;
-	for (char **e = envp; *e != NULL; e++) {
-		if (hush_early_keep(*e)) {
-			next[j++] = *e;
+	for (size_t i = 0; i < total; i++) {
+		char *kv = envp[i];
+		size_t n = strlen(kv) + 1;
+		if (hush_early_keep(kv)) {
+			memmove(to, kv, n);
+			envp[j++] = to;
+			to += n;
 		}
 	}
-	next[j++] = fdvar;
-	next[j] = NULL;
-	execve("/proc/self/exe", argv, next);
-	// Still here: Guard will try again, the slow way.
-	free(next);
-	close(fd);
+	// What /proc/<pid>/environ shows past the kept strings: one entry
+	// naming what happened, padded with spaces to the block's old end, so
+	// `tr '\0' '\n'` prints one line rather than a blank line per byte
+	// dropped. envp does not point at it: hush's own environment does
+	// not hold it. A gap too short for it is zeroed.
+	static const char pad[] = "HUSH_ENV_HIDDEN=";
+	size_t gap = (size_t)(end - to);
+	explicit_bzero(to, gap);
+	if (gap >= sizeof pad) {
+		memcpy(to, pad, sizeof pad - 1);
+		memset(to + sizeof pad - 1, ' ', gap - sizeof pad);
+	}
+	for (size_t i = j; i < total; i++) {
+		envp[i] = NULL;
+	}
+	hush_early_env_fd = fd;
+#else
+	(void)argc;
+	(void)argv;
+	(void)envp;
 #endif
 }
 */
 import "C"
+
+// earlyEnvFD is the memfd the early guard left, or -1.
+func earlyEnvFD() int { return int(C.hush_early_env_fd) }

@@ -45,6 +45,7 @@ func TestEarlyGuardListIsCoreNames(t *testing.T) {
 type guardRun struct {
 	snapshot map[string]string
 	execFn   string // AT_EXECFN, from the guardhush program only
+	guarded  string // tools.GuardedBy(), from the guardhush program only
 	environ  string // NUL-separated, as the kernel shows it
 }
 
@@ -82,6 +83,9 @@ func runGuarded(t *testing.T, cmd *exec.Cmd) guardRun {
 			k, v, _ := strings.Cut(kv, "=")
 			run.snapshot[k] = v
 		}
+		if g, ok := strings.CutPrefix(line, "guarded "); ok {
+			run.guarded = g
+		}
 		if fn, ok := strings.CutPrefix(line, "execfn "); ok {
 			run.execFn = fn
 		}
@@ -116,9 +120,10 @@ func checkHidden(t *testing.T, run guardRun, want []string, canaries []string) {
 
 // TestEarlyGuardInTheHushExecutable builds a stand-in for hush under the
 // name "hush", so the C constructor acts, and checks the environment is
-// hidden with the re-exec done before the Go runtime started (the kernel's
-// AT_EXECFN is then /proc/self/exe), and that with nothing to hide nothing
-// is re-executed.
+// hidden in place before the Go runtime started, with no exec at all (the
+// kernel's AT_EXECFN is still the path the test started), that what
+// /proc/<pid>/environ shows is exactly the kept variables and zeros, and
+// that with nothing to hide nothing is touched.
 func TestEarlyGuardInTheHushExecutable(t *testing.T) {
 	t.Parallel()
 	gobin, err := exec.LookPath("go")
@@ -143,11 +148,18 @@ func TestEarlyGuardInTheHushExecutable(t *testing.T) {
 		}
 		run := runGuarded(t, &exec.Cmd{Path: bin, Args: []string{"hush"}, Env: env})
 		checkHidden(t, run, env, []string{"early-canary-1", "early-canary-2", "early-canary-3", "early-canary-4", "PWD="})
-		if !strings.Contains(run.environ, "LC_ALL=C.UTF-8\x00") {
-			t.Errorf("environ lost LC_ALL: %q", run.environ)
+		// The environ block is the kept strings, in order, then one
+		// padding entry to its old length: nothing of what was dropped is
+		// left in it.
+		want := "PATH=/usr/bin:/bin\x00HOME=/root\x00LANG=C.UTF-8\x00LC_ALL=C.UTF-8\x00HUSH_ENV_HIDDEN="
+		if !strings.HasPrefix(run.environ, want) || strings.TrimLeft(run.environ[len(want):], " ") != "\x00" {
+			t.Errorf("environ = %q, want %q, spaces and a NUL", run.environ, want)
 		}
-		if run.execFn != "/proc/self/exe" {
-			t.Errorf("AT_EXECFN = %q: the re-exec was not the early guard's", run.execFn)
+		if len(run.environ) != len(strings.Join(env, "\x00"))+1 {
+			t.Errorf("environ is %d bytes, want the original %d (rewritten in place)", len(run.environ), len(strings.Join(env, "\x00"))+1)
+		}
+		if run.guarded != GuardedInPlace || run.execFn != bin {
+			t.Errorf("guarded %q, AT_EXECFN %q: want %q and no exec (%s)", run.guarded, run.execFn, GuardedInPlace, bin)
 		}
 	})
 	t.Run("nothing to hide", func(t *testing.T) {
@@ -155,8 +167,11 @@ func TestEarlyGuardInTheHushExecutable(t *testing.T) {
 		env := []string{"PATH=/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8"}
 		run := runGuarded(t, &exec.Cmd{Path: bin, Args: []string{"hush"}, Env: env})
 		checkHidden(t, run, env, nil)
-		if run.execFn != bin {
-			t.Errorf("AT_EXECFN = %q, want %q: re-executed with nothing to hide", run.execFn, bin)
+		if run.execFn != bin || run.guarded != GuardedNothingToHide {
+			t.Errorf("guarded %q, AT_EXECFN = %q, want %q and %q", run.guarded, run.execFn, GuardedNothingToHide, bin)
+		}
+		if run.environ != strings.Join(env, "\x00")+"\x00" {
+			t.Errorf("environ = %q, want it untouched", run.environ)
 		}
 		if strings.Contains(run.environ, envFDVar) {
 			t.Errorf("environ = %q: re-executed with nothing to hide", run.environ)
@@ -173,8 +188,8 @@ func TestEarlyGuardInTheHushExecutable(t *testing.T) {
 		env := []string{"PATH=/usr/bin:/bin", "HOME=/root", "INNOCENT_NAME=early-canary-5"}
 		run := runGuarded(t, &exec.Cmd{Path: other, Args: []string{"hush-dev"}, Env: env})
 		checkHidden(t, run, env, []string{"early-canary-5"})
-		if run.execFn != other {
-			t.Errorf("AT_EXECFN = %q, want %q (Guard's own re-exec)", run.execFn, other)
+		if run.execFn != other || run.guarded != GuardedByReexec {
+			t.Errorf("guarded %q, AT_EXECFN = %q, want %q and %q (Guard's own re-exec)", run.guarded, run.execFn, GuardedByReexec, other)
 		}
 	})
 }

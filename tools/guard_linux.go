@@ -23,9 +23,9 @@ const envFDVar = "HUSH_ENV_FD"
 // than the core allowlist, Guard copies it into an anonymous memfd, re-execs
 // hush (same pid) with only the core allowlist plus the descriptor number,
 // and the new image reads the original back and closes the memfd. In the
-// hush executable a C constructor (guard_early_linux.go) normally does this
-// before the Go runtime starts, so the re-exec costs no second start-up;
-// Guard then only reads the environment back and checks the reduction.
+// hush executable a C constructor (guard_early_linux.go) normally hides the
+// environment before the Go runtime starts, in place and without an exec;
+// Guard then only reads the original back and checks the reduction.
 // Everything hush needs from its environment (HUSH_*, DOCKER_HOST, proxy
 // settings, API keys) comes from the returned map and is handed to
 // libraries explicitly.
@@ -37,33 +37,71 @@ const envFDVar = "HUSH_ENV_FD"
 // prints as a warning; hush still works, but its environ is not reduced.
 func Guard() (map[string]string, error) {
 	harden()
-	if fdText, ok := syscall.Getenv(envFDVar); ok {
-		env, err := readEnvFD(fdText)
+	if fd := earlyEnvFD(); fd >= 0 {
+		// The early guard (guard_early_linux.go) rewrote the environment in
+		// place with its own copy of the allowlist; the original is in fd.
+		env, err := readEnvFD(fd)
 		if err != nil {
-			// Not a descriptor the guard left (a stray HUSH_ENV_FD in the
-			// caller's environment, say): what this process holds is all
-			// there is, so hide it as if the guard had not run.
-			env = environMap()
-			delete(env, envFDVar)
-			if rerr := reexec(env); rerr != nil {
-				return env, fmt.Errorf("read the environment back from the guard: %w; %w", err, rerr)
-			}
-			return env, nil
+			// The original is gone from environ already: carry on with
+			// what is left (the core variables) rather than stop.
+			guardedBy = GuardedInPlace
+			return environMap(), fmt.Errorf("read the environment back from the early guard: %w; only the core variables are available", err)
 		}
-		// The early guard (guard_early_linux.go) reduced the environment
-		// with its own copy of the allowlist. reduce owns the rules: if
-		// anything was kept that reduce would drop, hide it now.
-		if !keepsOnly(environMap(), reduce(env)) {
-			return env, reexec(env)
+		return checkReduced(env, GuardedInPlace)
+	}
+	if fdText, ok := syscall.Getenv(envFDVar); ok {
+		fd, err := strconv.Atoi(fdText)
+		if err != nil || fd < 3 {
+			err = fmt.Errorf("bad %s", envFDVar)
+		}
+		var env map[string]string
+		if err == nil {
+			env, err = readEnvFD(fd)
+		}
+		if err == nil {
+			return checkReduced(env, GuardedByReexec) // after reexec below
+		}
+		// Not a descriptor the guard left (a stray HUSH_ENV_FD in the
+		// caller's environment, say): what this process holds is all
+		// there is, so hide it as if the guard had not run.
+		env = environMap()
+		delete(env, envFDVar)
+		if rerr := reexec(env); rerr != nil {
+			return env, fmt.Errorf("read the environment back from the guard: %w; %w", err, rerr)
 		}
 		return env, nil
 	}
 	env := environMap()
 	if len(reduce(env)) == len(env) {
+		guardedBy = GuardedNothingToHide
 		return env, nil // nothing outside the allowlist to hide
 	}
 	return env, reexec(env)
 }
+
+// checkReduced returns env, the original environment, once the process
+// environment is known to hold no more than reduce(env) allows; reduce owns
+// the rules, so a reduction that kept too much is redone by reexec.
+func checkReduced(env map[string]string, how string) (map[string]string, error) {
+	if !keepsOnly(environMap(), reduce(env)) {
+		return env, reexec(env)
+	}
+	guardedBy = how
+	return env, nil
+}
+
+// How Guard hid the environment, for GuardedBy.
+const (
+	GuardedInPlace       = "in place before the Go runtime started"
+	GuardedByReexec      = "by re-executing hush"
+	GuardedNothingToHide = "nothing to hide"
+)
+
+var guardedBy string
+
+// GuardedBy says how the last Guard call hid the environment ("" before
+// one succeeded), for the early guard's test.
+func GuardedBy() string { return guardedBy }
 
 // keepsOnly reports whether every variable of current, other than the
 // descriptor number, is in allowed with the same value.
@@ -116,11 +154,8 @@ func harden() {
 // for tests and `hush audit` to compare against.
 func GuardedEnviron() []string { return os.Environ() }
 
-func readEnvFD(fdText string) (map[string]string, error) {
-	fd, err := strconv.Atoi(fdText)
-	if err != nil || fd < 3 {
-		return nil, fmt.Errorf("bad %s", envFDVar)
-	}
+// readEnvFD reads the NUL-separated environment in fd and closes it.
+func readEnvFD(fd int) (map[string]string, error) {
 	defer unix.Close(fd)
 	var buf bytes.Buffer
 	chunk := make([]byte, 64<<10)

@@ -1,9 +1,10 @@
 // Command guardhush stands in for hush in the early guard's test: built
 // under the name "hush", it calls tools.Guard like hush's main does, then
-// prints the snapshot Guard returned, one NAME=value per line, and the
-// path the kernel last exec'd it by (AT_EXECFN), which is /proc/self/exe
-// only when the C constructor did the re-exec. It then waits for a line on
-// stdin so the test can read its /proc/<pid>/environ.
+// prints the snapshot Guard returned, one NAME=value per line, how Guard
+// says the environment was hidden, and the path the kernel last exec'd it
+// by (AT_EXECFN), which tells a re-exec (/proc/self/exe, or the resolved
+// path) from none. It then waits for a line on stdin so the test can read
+// its /proc/<pid>/environ.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	for _, l := range lines {
 		fmt.Println("env " + l)
 	}
+	fmt.Println("guarded " + tools.GuardedBy())
 	fmt.Println("execfn " + execFn())
 	fmt.Println("ready")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
