@@ -40,6 +40,11 @@ type Agent struct {
 	// env builder's classification. It is called once per turn so a secret
 	// stored mid-session is scrubbed from the next turn on.
 	Secrets func() (map[string]string, error)
+	// SecretsVersion, if set, returns a number that changes whenever
+	// Secrets' answer may have changed (vault.Layered.Version). While it
+	// stays the same the agent skips reading the vault and keeps its
+	// redactor; when it fails, the agent reads Secrets as without it.
+	SecretsVersion func() (uint64, error)
 	// Ambient is hush's start-up environment snapshot.
 	Ambient map[string]string
 	// Dir is the project root.
@@ -66,6 +71,28 @@ type Agent struct {
 	scrub scrubCache // this turn's redactor, reused while the vault is unchanged
 }
 
+// scrubbers returns the redactor and secret set for this turn's vault.
+func (a *Agent) scrubbers() (*redact.Redactor, *tools.SecretSet, error) {
+	var version uint64
+	versioned := false
+	if a.SecretsVersion != nil {
+		// Asked before Secrets: a change between the two is then seen as a
+		// new version on the next turn, never hidden behind this one.
+		if v, err := a.SecretsVersion(); err == nil {
+			version, versioned = v, true
+			if red, secrets, ok := a.scrub.at(version); ok {
+				return red, secrets, nil
+			}
+		}
+	}
+	all, err := a.Secrets()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the vault: %w", err)
+	}
+	red, secrets := a.scrub.get(all, version, versioned)
+	return red, secrets, nil
+}
+
 // ErrMaxSteps ends a turn whose model kept calling tools.
 var ErrMaxSteps = errors.New("turn stopped: too many model steps")
 
@@ -77,11 +104,10 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	turn := a.turns
 	a.mu.Unlock()
 
-	all, err := a.Secrets()
+	red, secrets, err := a.scrubbers()
 	if err != nil {
-		return nil, fmt.Errorf("read the vault: %w", err)
+		return nil, err
 	}
-	red, secrets := a.scrub.get(all)
 	if a.UnsafeNoRedaction {
 		red = nil // a nil Redactor passes bytes through
 	}

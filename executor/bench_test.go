@@ -105,6 +105,10 @@ func newToolCallBench(b *testing.B) *toolCallBench {
 			b.Fatal(err)
 		}
 	}
+	// A vault as a session finds it: written before the session started.
+	// The backend reads a file changed within the last second on every
+	// call (vault.EnvFile's stamps), so wait that out.
+	time.Sleep(1100 * time.Millisecond)
 	lv := &vault.Layered{Backend: vault.NewProxy(backend), Process: ambient, IsCredential: func(name string) bool {
 		return tools.IsCredentialName(name) || tools.IsCredentialValue(ambient[name])
 	}}
@@ -120,17 +124,18 @@ func newToolCallBench(b *testing.B) *toolCallBench {
 		dir: dir,
 		env: env.Environ(),
 		agent: &executor.Agent{
-			Provider: oneCall{provider.ToolCall{ID: "c1", Name: "bash", Args: json.RawMessage(`{"script":"true"}`)}},
-			Tools:    executor.NewRegistry(bash.Tool{}),
-			Gate:     &executor.RuleGate{Rules: []executor.Rule{{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow}}},
-			Audit:    executor.OpenAudit(filepath.Join(dir, "data", executor.AuditFileName)),
-			Vault:    lv,
-			Secrets:  lv.All,
-			Ambient:  ambient,
-			Dir:      dir,
-			Policy:   func(string) tools.Policy { return tools.Policy{} },
-			Events:   discard{},
-			Session:  "bench",
+			Provider:       oneCall{provider.ToolCall{ID: "c1", Name: "bash", Args: json.RawMessage(`{"script":"true"}`)}},
+			Tools:          executor.NewRegistry(bash.Tool{}),
+			Gate:           &executor.RuleGate{Rules: []executor.Rule{{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow}}},
+			Audit:          executor.OpenAudit(filepath.Join(dir, "data", executor.AuditFileName)),
+			Vault:          lv,
+			Secrets:        lv.All,
+			SecretsVersion: lv.Version,
+			Ambient:        ambient,
+			Dir:            dir,
+			Policy:         func(string) tools.Policy { return tools.Policy{} },
+			Events:         discard{},
+			Session:        "bench",
 		},
 	}
 }

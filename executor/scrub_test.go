@@ -2,7 +2,9 @@ package executor_test
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,5 +58,65 @@ func TestRedactorFollowsTheVaultBetweenTurns(t *testing.T) {
 		if got := added[2].Text; !strings.HasPrefix(got, tt.want+"\n") {
 			t.Errorf("%s: tool result %q, want it to start %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestVersionedSecretsSkipTheVault: with SecretsVersion set, a turn at an
+// unchanged version reads no secrets and keeps its redactor, and a new
+// version brings the vault's new contents into the very next turn.
+func TestVersionedSecretsSkipTheVault(t *testing.T) {
+	t.Parallel()
+	const first, second = "canary-versioned-value-21", "canary-versioned-value-22"
+	script := "echo a=" + first + " b=" + second
+	var steps []provider.Response
+	for i := range 4 {
+		steps = append(steps, provider.Response{ToolCalls: []provider.ToolCall{call("c"+strconv.Itoa(i), script, "")}}, provider.Response{Text: "ok"})
+	}
+	f := newFixture(t, allowBash, steps...)
+	var (
+		mu      sync.Mutex
+		vault   = map[string]string{"LATER": first}
+		version = uint64(1)
+		reads   int
+		verErr  error
+	)
+	f.agent.Secrets = func() (map[string]string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reads++
+		return maps.Clone(vault), nil
+	}
+	f.agent.SecretsVersion = func() (uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return version, verErr
+	}
+	tests := []struct {
+		name      string
+		change    func()
+		want      string
+		wantReads int
+	}{
+		{"first turn reads", func() {}, "a=[REDACTED:LATER] b=" + second, 1},
+		{"same version: no read", func() {}, "a=[REDACTED:LATER] b=" + second, 1},
+		{"new version: read", func() { vault["LATER"] = second; version++ }, "a=" + first + " b=[REDACTED:LATER]", 2},
+		{"no version to be had: read", func() { vault["LATER"] = first; verErr = errors.New("cannot tell") }, "a=[REDACTED:LATER] b=" + second, 3},
+	}
+	for _, tt := range tests {
+		mu.Lock()
+		tt.change()
+		mu.Unlock()
+		added, err := f.agent.Turn(context.Background(), nil, "go")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := added[2].Text; !strings.HasPrefix(got, tt.want+"\n") {
+			t.Errorf("%s: tool result %q, want it to start %q", tt.name, got, tt.want)
+		}
+		mu.Lock()
+		if reads != tt.wantReads {
+			t.Errorf("%s: %d vault reads so far, want %d", tt.name, reads, tt.wantReads)
+		}
+		mu.Unlock()
 	}
 }

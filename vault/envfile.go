@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/joho/godotenv"
@@ -38,6 +39,13 @@ type EnvFile struct {
 	raw    []byte
 	parsed map[string]string
 	buf    []byte // reused for each read, so an unchanged file allocates nothing
+
+	// The file as stat(2) saw it when raw was read, and whether that
+	// version was settled then (see fileStamp): a settled file whose stamp
+	// has not changed is not read again.
+	stamp   fileStamp
+	settled bool
+	version uint64 // changes with parsed (Version)
 }
 
 // NewEnvFile returns the backend for the file at path. The file need not
@@ -65,11 +73,23 @@ func (e *EnvFile) lock() (func(), error) {
 func (e *EnvFile) read() (map[string]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	now := time.Now()
+	stamp, err := statStamp(e.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		e.forget()
+		return map[string]string{}, nil
+	}
+	if err == nil && e.parsed != nil && e.settled && stamp == e.stamp {
+		return maps.Clone(e.parsed), nil // callers may change what they get
+	}
+	e.stamp, e.settled = stamp, err == nil && stamp.settledAt(now)
 	data, err := readFile(e.path, e.buf[:0])
 	if errors.Is(err, fs.ErrNotExist) {
+		e.forget()
 		return map[string]string{}, nil
 	}
 	if err != nil {
+		e.settled = false
 		return nil, fmt.Errorf("vault: read %s: %w", e.path, err)
 	}
 	e.buf = data
@@ -78,11 +98,38 @@ func (e *EnvFile) read() (map[string]string, error) {
 		m, err := godotenv.UnmarshalBytes(bytes.TrimPrefix(data, []byte("\ufeff")))
 		if err != nil {
 			// The parser quotes the text near the fault; never pass it on.
+			e.settled = false
 			return nil, fmt.Errorf("vault: %s is malformed (fix or remove it; contents not shown)", e.path)
 		}
 		e.raw, e.buf, e.parsed = data, e.raw[:0], m
+		e.version++
 	}
 	return maps.Clone(e.parsed), nil // callers may change what they get
+}
+
+// forget drops the last parse: the file is gone.
+func (e *EnvFile) forget() {
+	if e.parsed != nil {
+		e.version++
+	}
+	e.raw, e.parsed, e.settled = e.raw[:0], nil, false
+}
+
+// Version implements Versioned. While the file is settled and its stamp
+// unchanged it costs one stat(2); otherwise it reads the file as All does.
+func (e *EnvFile) Version() (uint64, error) {
+	e.mu.Lock()
+	if stamp, err := statStamp(e.path); err == nil && e.parsed != nil && e.settled && stamp == e.stamp {
+		defer e.mu.Unlock()
+		return e.version, nil
+	}
+	e.mu.Unlock()
+	if _, err := e.read(); err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.version, nil
 }
 
 // readFile is os.ReadFile into buf, through the syscall package: on Linux
@@ -111,6 +158,31 @@ func readFile(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// fileStamp is one version of a file as stat(2) reports it. Any change to
+// a file sets its ctime to the current time (a rename, which is how hush
+// writes, gives it a new inode as well), and nobody can set ctime back. A
+// stamp taken when the file's last change was already more than
+// settleAfter old (settled) therefore changes with every later change:
+// timestamps are kept to the kernel's clock tick or better, far under a
+// second, so a later change cannot share the old ctime. Until a version
+// has settled, its bytes are read and compared on every read, as before —
+// the file was just written, and a second change in the same clock tick
+// would keep its size and times. (Git trusts its index's stat data the
+// same way, for the same reason.) A clock set backwards by more than
+// settleAfter could hide one change, until the next.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // ns since the epoch
+}
+
+const settleAfter = time.Second
+
+func (s fileStamp) settledAt(now time.Time) bool {
+	limit := now.Add(-settleAfter).UnixNano()
+	return s.ctime < limit && s.mtime < limit
 }
 
 // Get implements Vault.

@@ -116,6 +116,28 @@ type Bulk interface {
 	All() (map[string]string, error)
 }
 
+// Versioned is a backend that can say cheaply whether All would return
+// something new: Version changes whenever All's result may have changed
+// since the last call, and may change when nothing did.
+type Versioned interface {
+	Version() (uint64, error)
+}
+
+// ErrNoVersion is Version's answer for a backend that cannot tell.
+var ErrNoVersion = errors.New("vault: this backend has no cheap version")
+
+// Version is a number that changes whenever All's result may have: the
+// backend's version (DotEnv, Process and IsCredential never change). The
+// agent asks it before each turn and rebuilds its redactor only when it
+// changed. A backend that cannot tell gives ErrNoVersion, and the caller
+// reads All.
+func (l *Layered) Version() (uint64, error) {
+	if v, ok := l.Backend.(Versioned); ok {
+		return v.Version()
+	}
+	return 0, ErrNoVersion
+}
+
 // All returns every secret with its effective value, for the redactor and
 // the env builder's value check. Callers must not log or return it.
 func (l *Layered) All() (map[string]string, error) {

@@ -78,6 +78,13 @@ func (r *Registry) Open(name, dataDir string) (Vault, error) {
 type Proxy struct {
 	mu      sync.RWMutex
 	backend Vault
+
+	swaps uint64 // Swap calls, under mu
+
+	verMu     sync.Mutex
+	version   uint64
+	lastSwaps uint64 // swaps and the backend's version when version was last given
+	lastInner uint64
 }
 
 // NewProxy returns a proxy forwarding to v.
@@ -89,6 +96,7 @@ func (p *Proxy) Swap(v Vault) Vault {
 	defer p.mu.Unlock()
 	old := p.backend
 	p.backend = v
+	p.swaps++
 	return old
 }
 
@@ -103,6 +111,30 @@ func (p *Proxy) Get(name string) (string, error) { return p.Backend().Get(name) 
 func (p *Proxy) Set(name, value string) error    { return p.Backend().Set(name, value) }
 func (p *Proxy) Delete(name string) error        { return p.Backend().Delete(name) }
 func (p *Proxy) Names() ([]string, error)        { return p.Backend().Names() }
+
+// Version implements Versioned: it changes when the live backend's version
+// does and when another backend is swapped in (whose own version may
+// happen to equal the old one's).
+func (p *Proxy) Version() (uint64, error) {
+	p.mu.RLock()
+	b, swaps := p.backend, p.swaps
+	p.mu.RUnlock()
+	v, ok := b.(Versioned)
+	if !ok {
+		return 0, ErrNoVersion
+	}
+	bv, err := v.Version()
+	if err != nil {
+		return 0, err
+	}
+	p.verMu.Lock()
+	defer p.verMu.Unlock()
+	if swaps != p.lastSwaps || bv != p.lastInner || p.version == 0 {
+		p.version++
+		p.lastSwaps, p.lastInner = swaps, bv
+	}
+	return p.version, nil
+}
 
 // All forwards to the live backend when it can list everything at once.
 func (p *Proxy) All() (map[string]string, error) {
