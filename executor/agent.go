@@ -45,7 +45,8 @@ type Agent struct {
 	// stays the same the agent skips reading the vault and keeps its
 	// redactor; when it fails, the agent reads Secrets as without it.
 	SecretsVersion func() (uint64, error)
-	// Ambient is hush's start-up environment snapshot.
+	// Ambient is hush's start-up environment snapshot. It must not change
+	// once the first turn has started.
 	Ambient map[string]string
 	// Dir is the project root.
 	Dir string
@@ -66,9 +67,10 @@ type Agent struct {
 	// output (default 16 KiB each); the rest is cut with a note.
 	OutputHead, OutputTail int
 
-	mu    sync.Mutex
-	turns int
-	scrub scrubCache // this turn's redactor, reused while the vault is unchanged
+	mu           sync.Mutex
+	turns        int
+	ambientNames []string   // tools.SortedNames(Ambient), made at the first turn
+	scrub        scrubCache // this turn's redactor, reused while the vault is unchanged
 }
 
 // scrubbers returns the redactor and secret set for this turn's vault.
@@ -102,6 +104,10 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	a.mu.Lock()
 	a.turns++
 	turn := a.turns
+	if a.ambientNames == nil {
+		a.ambientNames = tools.SortedNames(a.Ambient)
+	}
+	ambientNames := a.ambientNames
 	a.mu.Unlock()
 
 	red, secrets, err := a.scrubbers()
@@ -147,7 +153,7 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 			return added, nil
 		}
 		for _, call := range calls {
-			text, isErr := a.runTool(ctx, gate, red, secrets, turn, call)
+			text, isErr := a.runTool(ctx, gate, red, secrets, ambientNames, turn, call)
 			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
 			if ctx.Err() != nil {
 				return added, ctx.Err()
@@ -158,7 +164,7 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 }
 
 // runTool is the decorator chain every call passes: gate, audit, redact, tool.
-func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, turn int, call provider.ToolCall) (string, bool) {
+func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, ambientNames []string, turn int, call provider.ToolCall) (string, bool) {
 	a.Events.ToolStart(call)
 	finish := func(text string, isErr bool) (string, bool) {
 		a.Events.ToolEnd(call, text, isErr)
@@ -189,13 +195,14 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	redacted := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
 	out := outbuf.NewSanitizeWriter(redacted)
 	tc := &ToolContext{
-		Subject: call.Name,
-		Turn:    turn,
-		Dir:     a.Dir,
-		Ambient: a.Ambient,
-		Vault:   gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: call.Name, turn: turn},
-		Secrets: secrets,
-		Output:  out,
+		Subject:      call.Name,
+		Turn:         turn,
+		Dir:          a.Dir,
+		Ambient:      a.Ambient,
+		AmbientNames: ambientNames,
+		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: call.Name, turn: turn},
+		Secrets:      secrets,
+		Output:       out,
 	}
 	if a.Policy != nil {
 		tc.Policy = a.Policy(call.Name)

@@ -74,7 +74,7 @@ type Rule struct {
 	Decision      Decision
 }
 
-func (r Rule) String() string { return fmt.Sprintf("%s %s for %s", r.Decision, r.Gate, r.Subject) }
+func (r Rule) String() string { return string(r.Decision) + " " + r.Gate + " for " + r.Subject }
 
 func (r Rule) matches(req Request) bool {
 	subj := r.Subject

@@ -55,6 +55,8 @@ type ToolContext struct {
 	Dir string
 	// Ambient is hush's in-memory snapshot of its start-up environment.
 	Ambient map[string]string
+	// AmbientNames is tools.SortedNames(Ambient), if the caller has it.
+	AmbientNames []string
 	// Vault is the gated view: Get asks the PermissionGate for
 	// vault.read:<NAME> with Subject, and records the decision.
 	Vault SecretReader
@@ -73,7 +75,7 @@ func (tc *ToolContext) BuildEnv(scope []string, extra map[string]string) (tools.
 	p := tc.Policy
 	p.Scope = scope
 	env, _, err := tools.BuildEnv(tools.EnvRequest{
-		Ambient: tc.Ambient, Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra,
+		Ambient: tc.Ambient, AmbientNames: tc.AmbientNames, Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra,
 	})
 	return env, err
 }

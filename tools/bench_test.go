@@ -91,15 +91,24 @@ func BenchmarkBuildEnv(b *testing.B) {
 		{"inherit-all", Policy{Inherit: InheritAll, Exclude: []string{"npm_config_*"}}, nil},
 		{"include", Policy{Include: []string{"GO*", "CARGO_*"}, Set: map[string]string{"CI": "1"}}, nil},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			timeEach(b, func() {
-				env, _, err := BuildEnv(EnvRequest{Ambient: ambient, Policy: tc.policy, Secrets: secrets, Grant: grant, Extra: tc.extra})
-				if err != nil || len(env) == 0 {
-					b.Fatalf("BuildEnv: %d vars, %v", len(env), err)
-				}
+		for _, indexed := range []bool{false, true} {
+			name := tc.name
+			req := EnvRequest{Ambient: ambient, Policy: tc.policy, Secrets: secrets, Grant: grant, Extra: tc.extra}
+			if indexed {
+				// As the agent calls it: the ambient names sorted once per session.
+				name += "/indexed"
+				req.AmbientNames = SortedNames(ambient)
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				timeEach(b, func() {
+					env, _, err := BuildEnv(req)
+					if err != nil || len(env) == 0 {
+						b.Fatalf("BuildEnv: %d vars, %v", len(env), err)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -166,11 +167,21 @@ func TestBuildEnvPolicies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fv := &fakeVault{values: vaultValues}
-			env, _, err := BuildEnv(EnvRequest{Ambient: ambient, Policy: tc.policy, Secrets: NewSecretSet(vaultValues), Grant: fv.grant, Extra: tc.extra})
+			req := EnvRequest{Ambient: ambient, Policy: tc.policy, Secrets: NewSecretSet(vaultValues), Grant: fv.grant, Extra: tc.extra}
+			env, dropped, err := BuildEnv(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := render(env)
+			// The sorted-names index finds the same variables.
+			req.AmbientNames = SortedNames(ambient)
+			indexed, indexedDropped, err := BuildEnv(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if render(indexed) != got || !slices.Equal(indexedDropped, dropped) {
+				t.Errorf("with AmbientNames:\n%s%v\nwithout:\n%s%v", render(indexed), indexedDropped, got, dropped)
+			}
 			if sortLines(got) != sortLines(tc.want) {
 				t.Errorf("env:\n%s\nwant:\n%s", got, tc.want)
 			}
@@ -259,10 +270,16 @@ func FuzzBuildEnv(f *testing.F) {
 			return
 		}
 		secrets := map[string]string{"VAULTED": "s3cr3t-value"}
-		amb := map[string]string{name: value, "PATH": "/bin"}
-		env, _, err := BuildEnv(EnvRequest{Ambient: amb, Policy: Policy{Inherit: Inherit(inherit), Include: []string{glob}}, Secrets: NewSecretSet(secrets)})
+		amb := map[string]string{name: value, "PATH": "/bin", "LC_ALL": "C", name + "_2": value}
+		req := EnvRequest{Ambient: amb, Policy: Policy{Inherit: Inherit(inherit), Include: []string{glob}}, Secrets: NewSecretSet(secrets)}
+		env, dropped, err := BuildEnv(req)
 		if err != nil {
 			return // a bad inherit value is an error, which is fine
+		}
+		req.AmbientNames = SortedNames(amb)
+		indexed, indexedDropped, err := BuildEnv(req)
+		if err != nil || !slices.Equal(indexed, env) || !slices.Equal(indexedDropped, dropped) {
+			t.Fatalf("with AmbientNames: %v %v %v\nwithout: %v %v", indexed, indexedDropped, err, env, dropped)
 		}
 		if env == nil || env.Environ() == nil {
 			t.Fatal("nil environment")
