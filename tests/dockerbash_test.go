@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
 
 	"github.com/hushcli/hush/tools/dockerbash"
 )
@@ -36,7 +37,7 @@ func dockerEngine(t *testing.T) map[string]string {
 		}
 		t.Skip(msg)
 	}
-	cli, err := dockerbash.NewClient(ambient)
+	cli, err := officialClient(ambient)
 	if err != nil {
 		skip(fmt.Sprintf("no Docker client: %v", err))
 	}
@@ -132,7 +133,7 @@ decision = "allow"
 	if m == nil {
 		t.Fatalf("no container id (HOSTNAME) in the tool result:\n%s", received)
 	}
-	cli, err := dockerbash.NewClient(ambient)
+	cli, err := officialClient(ambient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestChatCtrlCRemovesTheContainer(t *testing.T) {
 	if code := tm.wait(10 * time.Second); code != 0 {
 		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
 	}
-	cli, err := dockerbash.NewClient(ambient)
+	cli, err := officialClient(ambient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,4 +199,10 @@ func expectDockerTool(tm *term, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	tm.t.Fatalf("timed out waiting for %q; screen:\n%s", want, tm.Screen())
+}
+
+// officialClient is the Docker project's own client. The tests use it, not
+// hush's, to see what the engine holds after a call.
+func officialClient(ambient map[string]string) (*client.Client, error) {
+	return client.NewClientWithOpts(client.WithHost(dockerbash.EngineHost(ambient)), client.WithAPIVersionNegotiation())
 }

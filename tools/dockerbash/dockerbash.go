@@ -1,6 +1,5 @@
 // Package dockerbash is the container shell tool: it runs a script with sh
-// in a fresh container through the Docker Engine API (the official Go
-// client), with the project bind-mounted read-only at /app and every .env,
+// in a fresh container through the Docker Engine API (engine.go), with the project bind-mounted read-only at /app and every .env,
 // .env.* and configured mask hidden inside that mount, the network off by
 // default, and the container removed when the call ends — normally, on
 // timeout, or on Ctrl-C.
@@ -26,12 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
@@ -199,11 +192,11 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		}
 		return executor.Result{}, err
 	}
-	if _, err := cli.ImageInspect(ctx, t.Image); err != nil {
+	if err := cli.ImageInspect(ctx, t.Image); err != nil {
 		if ctx.Err() != nil {
 			return executor.Result{Status: "cancelled", IsError: true}, nil
 		}
-		if cerrdefs.IsNotFound(err) {
+		if isNotFound(err) {
 			return executor.Result{}, t.noImage(tc.Ambient)
 		}
 		return executor.Result{}, engineError("inspect image "+t.Image, err)
@@ -235,18 +228,17 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 // run creates, attaches to, starts and waits for the container, and always
 // removes it — with a context that outlives ctx, so a timeout or Ctrl-C
 // still reaches the engine.
-func (t Tool) run(ctx context.Context, cli *client.Client, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string) (executor.Result, error) {
-	mounts := []mount.Mount{{Type: mount.TypeBind, Source: root, Target: Workdir, ReadOnly: true}}
+func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string) (executor.Result, error) {
+	mounts := []mountSpec{{Type: "bind", Source: root, Target: Workdir, ReadOnly: true}}
 	for _, m := range masks {
 		target := Workdir + "/" + m.Rel
 		if m.Dir {
-			mounts = append(mounts, mount.Mount{Type: mount.TypeTmpfs, Target: target, ReadOnly: true,
-				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 4096}})
+			mounts = append(mounts, mountSpec{Type: "tmpfs", Target: target, ReadOnly: true, TmpfsOptions: &tmpfsOptions{SizeBytes: 4096}})
 			continue
 		}
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: empty, Target: target, ReadOnly: true})
+		mounts = append(mounts, mountSpec{Type: "bind", Source: empty, Target: target, ReadOnly: true})
 	}
-	cfg := &container.Config{
+	spec := containerSpec{
 		Image:        t.Image,
 		Cmd:          []string{"sh", "-c", script},
 		Env:          env.Environ(), // the request body: never argv, never hush's environment
@@ -254,38 +246,36 @@ func (t Tool) run(ctx context.Context, cli *client.Client, tc *executor.ToolCont
 		AttachStdout: true,
 		AttachStderr: true,
 		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid())},
+		HostConfig: hostConfig{
+			NetworkMode: t.network(),
+			Mounts:      mounts,
+			// A backstop: if hush itself is killed, the engine still
+			// removes the container when its script ends.
+			AutoRemove:  true,
+			SecurityOpt: []string{"no-new-privileges"},
+		},
 	}
-	hc := &container.HostConfig{
-		NetworkMode: container.NetworkMode(t.network()),
-		Mounts:      mounts,
-		// A backstop: if hush itself is killed, the engine still removes
-		// the container when its script ends.
-		AutoRemove:  true,
-		SecurityOpt: []string{"no-new-privileges"},
-	}
-	created, err := cli.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	id, err := cli.ContainerCreate(ctx, spec)
 	if err != nil {
 		return executor.Result{}, t.createError(tc, root, err)
 	}
-	id := created.ID
 	defer removeContainer(context.WithoutCancel(ctx), cli, id)
 
-	att, err := cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	att, err := cli.ContainerAttach(ctx, id)
 	if err != nil {
 		return executor.Result{}, engineError("attach to the container", err)
 	}
 	defer att.Close()
 	// Waiting for removal (AutoRemove) means that when the wait returns the
 	// container is gone; it is registered before start so no exit is missed.
-	waitC, waitErrC := cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
-	if err := cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+	waitC, waitErrC := cli.ContainerWait(ctx, id, "removed")
+	if err := cli.ContainerStart(ctx, id); err != nil {
 		return executor.Result{}, t.createError(tc, root, err)
 	}
 	copied := make(chan error, 1)
 	go func() {
 		// One goroutine writes tc.Output, so the redactor sees one stream.
-		_, err := stdcopy.StdCopy(tc.Output, tc.Output, att.Reader)
-		copied <- err
+		copied <- demux(tc.Output, att)
 	}()
 	// drain waits for the output to end; after ctx is done it cuts the
 	// stream first, so nothing writes tc.Output after Run returns.
@@ -319,15 +309,15 @@ func (t Tool) run(ctx context.Context, cli *client.Client, tc *executor.ToolCont
 // waits until the engine no longer knows it. Errors are dropped: the
 // container is already gone, or the engine is, and the call's own result
 // matters more.
-func removeContainer(ctx context.Context, cli *client.Client, id string) {
+func removeContainer(ctx context.Context, cli *Engine, id string) {
 	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
-	err := cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
-	if err == nil || cerrdefs.IsNotFound(err) {
+	err := cli.ContainerRemove(ctx, id)
+	if err == nil || isNotFound(err) {
 		return
 	}
 	// AutoRemove may be removing it already ("removal in progress").
-	waitC, errC := cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
+	waitC, errC := cli.ContainerWait(ctx, id, "removed")
 	select {
 	case <-waitC:
 	case <-errC:
@@ -339,7 +329,7 @@ func (t Tool) createError(tc *executor.ToolContext, root string, err error) erro
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "image") {
+	if isNotFound(err) && strings.Contains(err.Error(), "image") {
 		return t.noImage(tc.Ambient)
 	}
 	msg := err.Error()

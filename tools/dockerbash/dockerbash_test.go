@@ -20,6 +20,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
@@ -51,7 +52,7 @@ func engineAmbient(t *testing.T) map[string]string {
 		}
 		t.Skip(msg)
 	}
-	cli, err := dockerbash.NewClient(ambient)
+	cli, err := officialClient(ambient)
 	if err != nil {
 		skip("no Docker client: %v", err)
 	}
@@ -148,7 +149,7 @@ func gone(t *testing.T, ambient map[string]string, id string) {
 	if len(id) < 12 {
 		t.Fatalf("no container id captured (got %q)", id)
 	}
-	cli, err := dockerbash.NewClient(ambient)
+	cli, err := officialClient(ambient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,4 +665,10 @@ func TestMaskIsLoadBearing(t *testing.T) {
 			t.Errorf("UnsafeNoMountMask=%v: cat /app/.env gave %q, want %q", unsafe, out.String(), want)
 		}
 	}
+}
+
+// officialClient is the Docker project's own client. The tests use it, not
+// hush's, to see what the engine holds after a call.
+func officialClient(ambient map[string]string) (*client.Client, error) {
+	return client.NewClientWithOpts(client.WithHost(dockerbash.EngineHost(ambient)), client.WithAPIVersionNegotiation())
 }
