@@ -20,14 +20,7 @@ func TestEnvFileTrustsOnlySettledStamps(t *testing.T) {
 	path := filepath.Join(t.TempDir(), EnvFileName)
 	writeInPlace := func(content string) {
 		t.Helper()
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString(content); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil { // truncates: same inode
 			t.Fatal(err)
 		}
 	}
