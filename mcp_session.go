@@ -38,6 +38,9 @@ func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *execu
 		return nil, nil, err
 	}
 	for _, st := range mgr.Status() {
+		if ctx.Err() != nil {
+			break // interrupted: the caller says so once
+		}
 		if st.State != mcp.Running && st.State != mcp.Disabled {
 			fmt.Fprintf(a.stderr, "hush: mcp server %q %s\n", st.Name, st.Describe())
 		}

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/executor"
@@ -79,7 +81,17 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
-	extra, stopExtra, err := a.sessionTools(context.Background(), gate, audit, session, lv, dir)
+	// Ctrl-C while they start gives up on the session at once instead of
+	// waiting out a hung server's start_timeout; once started, the
+	// servers' lives do not depend on this context.
+	startCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	extra, stopExtra, err := a.sessionTools(startCtx, gate, audit, session, lv, dir)
+	interrupted := startCtx.Err() != nil
+	stopSignals()
+	if err == nil && interrupted {
+		stopExtra()
+		err = &exitError{130, errors.New("interrupted while the MCP servers were starting")}
+	}
 	if err != nil {
 		transcript.Close()
 		return nil, nil, err

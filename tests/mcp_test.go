@@ -384,3 +384,37 @@ func TestMCPImportListAndTools(t *testing.T) {
 		t.Errorf("audit lacks the allowed read:\n%s", w.audit())
 	}
 }
+
+// TestCtrlCWhileAnMCPServerStarts: a server that never answers the
+// handshake (start_timeout two minutes) does not hold the session
+// hostage. Ctrl-C in the terminal ends hush at once with exit code 130,
+// and the server is gone.
+func TestCtrlCWhileAnMCPServerStarts(t *testing.T) {
+	t.Parallel()
+	fs := faultServerBin(t)
+	w := newWorld(t)
+	marker := fmt.Sprintf("hush-hung-server-%d", time.Now().UnixNano())
+	w.config(fmt.Sprintf("[mcp.hung]\ncommand = %q\nargs = [\"-start=hang\"]\nenv = { HUSH_TEST_MARK = %q }\nstart_timeout = \"2m\"\n", fs, marker))
+	tm := startPTY(t, w, "chat", "--provider", "replay")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(processesWith(marker)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never started; screen:\n%s", tm.Screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.send("\x03")
+	if code := tm.wait(10 * time.Second); code != 130 {
+		t.Fatalf("exit code %d, want 130; screen:\n%s", code, tm.Screen())
+	}
+	if !strings.Contains(tm.Screen(), "interrupted while the MCP servers were starting") {
+		t.Errorf("no word of the interruption:\n%s", tm.Screen())
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for left := processesWith(marker); len(left) > 0; left = processesWith(marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server outlived hush: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

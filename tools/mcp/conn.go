@@ -153,6 +153,8 @@ func (c *conn) failStart(ctx context.Context, step string, timeout time.Duration
 		why = "exited during " + step + " (" + c.exitText() + ")"
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		why = fmt.Sprintf("did not finish %s within %s", step, timeout)
+	case errors.Is(ctx.Err(), context.Canceled):
+		why = "start interrupted during " + step
 	default:
 		why = step + " failed: " + shorten(err.Error(), 200)
 	}
