@@ -31,6 +31,12 @@ func Risks(in RiskInput) []string {
 	if dotEnv := filepath.Join(in.ProjectDir, ".env"); exists(dotEnv) {
 		add("%s is in the project directory, where every host tool can read it: move it into the vault with `hush vault import %s`", dotEnv, dotEnv)
 	}
+	if gitConfig := filepath.Join(in.ProjectDir, ".git", "config"); exists(gitConfig) {
+		if what := gitCredential(gitConfig); what != "" {
+			add("%s holds %s: every host tool can read it, and docker-bash sees it at /app/.git/config; use a credential helper instead "+
+				"(in GitHub Actions, actions/checkout with persist-credentials: false)", gitConfig, what)
+		}
+	}
 	for _, name := range sortedKeys(in.Config.Tools) {
 		if in.Config.Tools[name].Inherit == "all" {
 			add("tools.%s inherits every non-credential variable (inherit = \"all\"); prefer \"core\" with include globs", name)
@@ -81,6 +87,30 @@ func Risks(in RiskInput) []string {
 			"hush hides them from its tools, but the fix is the vault (`hush vault set NAME`, then unset them)", strings.Join(exported, ", "))
 	}
 	return out
+}
+
+// gitCredential says what kind of credential a git config file holds, or
+// "": an Authorization extra header (what actions/checkout leaves behind)
+// or a URL with a password. It never returns the value.
+func gitCredential(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok {
+			continue
+		}
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		switch {
+		case key == "extraheader" && strings.Contains(strings.ToLower(value), "authorization"):
+			return "an http.extraheader with an Authorization credential"
+		case (key == "url" || key == "pushurl") && tools.IsCredentialValue(value):
+			return "a remote URL with a password"
+		}
+	}
+	return ""
 }
 
 func exists(p string) bool {
