@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// envFDVar tells the re-executed hush which inherited descriptor holds its
+// original environment (Linux). It carries a number, never a value.
+const envFDVar = "HUSH_ENV_FD"
+
 // environMap is the one read of the process environment in hush.
 func environMap() map[string]string {
 	env := map[string]string{}

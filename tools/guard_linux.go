@@ -10,9 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// envFDVar tells the re-executed hush which inherited descriptor holds its
-// original environment. It carries a number, never a value.
-const envFDVar = "HUSH_ENV_FD"
 
 // Guard protects hush's own process and returns the environment hush was
 // started with, as an in-memory map. Call it first thing in main.

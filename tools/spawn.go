@@ -94,7 +94,7 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	// terminal's job control, and the group id is the child's pid.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if !spec.Outlive {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		killWithParent(cmd.SysProcAttr)
 	}
 	cmd.SysProcAttr.Credential = spec.Credential
 	grace := spec.KillGrace
