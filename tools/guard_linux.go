@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-
 // Guard protects hush's own process and returns the environment hush was
 // started with, as an in-memory map. Call it first thing in main.
 //
