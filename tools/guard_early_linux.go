@@ -47,6 +47,7 @@ package tools
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #ifndef MFD_CLOEXEC
@@ -127,6 +128,11 @@ __attribute__((constructor)) static void hush_early_guard(int argc, char **argv,
 	if (kept == total || !hush_early_is_hush()) {
 		return; // nothing to hide, or not hush
 	}
+	// Non-dumpable before the memfd exists: until Go's Guard has read and
+	// closed it, another process of the same user could otherwise open it
+	// through /proc/<pid>/fd (Guard's harden sets this too, but only once
+	// the Go runtime and every package have initialised).
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	// The strings are one block [envp[0], end), NUL-separated, exactly
 	// what Guard's readEnvFD parses: one write saves them whole.
 	int fd = (int)syscall(SYS_memfd_create, "hush-env", MFD_CLOEXEC);
