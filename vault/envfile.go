@@ -73,24 +73,37 @@ func (e *EnvFile) lock() (func(), error) {
 func (e *EnvFile) read() (map[string]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.refresh(); err != nil {
+		return nil, err
+	}
+	if e.parsed == nil {
+		return map[string]string{}, nil // no file
+	}
+	return maps.Clone(e.parsed), nil // callers may change what they get
+}
+
+// refresh brings parsed up to the file's contents (nil when there is no
+// file), reading it only when its stamp does not prove it unchanged. It
+// runs under e.mu.
+func (e *EnvFile) refresh() error {
 	now := time.Now()
 	stamp, err := statStamp(e.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		e.forget()
-		return map[string]string{}, nil
+		return nil
 	}
 	if err == nil && e.parsed != nil && e.settled && stamp == e.stamp {
-		return maps.Clone(e.parsed), nil // callers may change what they get
+		return nil
 	}
 	e.stamp, e.settled = stamp, err == nil && stamp.settledAt(now)
 	data, err := readFile(e.path, e.buf[:0])
 	if errors.Is(err, fs.ErrNotExist) {
 		e.forget()
-		return map[string]string{}, nil
+		return nil
 	}
 	if err != nil {
 		e.settled = false
-		return nil, fmt.Errorf("vault: read %s: %w", e.path, err)
+		return fmt.Errorf("vault: read %s: %w", e.path, err)
 	}
 	e.buf = data
 	if e.parsed == nil || !bytes.Equal(data, e.raw) {
@@ -99,12 +112,12 @@ func (e *EnvFile) read() (map[string]string, error) {
 		if err != nil {
 			// The parser quotes the text near the fault; never pass it on.
 			e.settled = false
-			return nil, fmt.Errorf("vault: %s is malformed (fix or remove it; contents not shown)", e.path)
+			return fmt.Errorf("vault: %s is malformed (fix or remove it; contents not shown)", e.path)
 		}
 		e.raw, e.buf, e.parsed = data, e.raw[:0], m
 		e.version++
 	}
-	return maps.Clone(e.parsed), nil // callers may change what they get
+	return nil
 }
 
 // forget drops the last parse: the file is gone.
@@ -116,19 +129,14 @@ func (e *EnvFile) forget() {
 }
 
 // Version implements Versioned. While the file is settled and its stamp
-// unchanged it costs one stat(2); otherwise it reads the file as All does.
+// unchanged it costs one stat(2); otherwise it reads the file as All does,
+// without copying the result.
 func (e *EnvFile) Version() (uint64, error) {
 	e.mu.Lock()
-	if stamp, err := statStamp(e.path); err == nil && e.parsed != nil && e.settled && stamp == e.stamp {
-		defer e.mu.Unlock()
-		return e.version, nil
-	}
-	e.mu.Unlock()
-	if _, err := e.read(); err != nil {
+	defer e.mu.Unlock()
+	if err := e.refresh(); err != nil {
 		return 0, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return e.version, nil
 }
 
