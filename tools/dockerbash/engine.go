@@ -312,10 +312,10 @@ type containerSpec struct {
 	// OpenStdin and StdinOnce: the container's stdin is open until the one
 	// client attached to it (the tool, which writes the environment there)
 	// disconnects.
-	OpenStdin    bool
-	StdinOnce    bool
-	Labels       map[string]string
-	HostConfig   hostConfig
+	OpenStdin  bool
+	StdinOnce  bool
+	Labels     map[string]string
+	HostConfig hostConfig
 }
 
 type hostConfig struct {

@@ -38,7 +38,7 @@ func entrypointCmd(script string) []string {
 }
 
 // envPayload is what is written to the container's stdin: one export per
-// variable, each value single-quoted (a quote inside it becomes '\''), so a
+// variable, each value single-quoted (a quote inside it becomes '\”), so a
 // newline, a quote, a backslash or a $ in a value arrives exactly. A name
 // the shell cannot export (or one of the entrypoint's own, __hush_*) is
 // refused before anything starts.
