@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/huh"
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 	"github.com/hushcli/hush/wizard"
@@ -710,12 +711,12 @@ func allSecrets(v vault.Vault) (map[string]string, error) {
 
 func (a *app) vaultReveal(name string) error {
 	tty, ttyErr := controllingTerminal()
-	var audit *executor.AuditLog
+	var audit *auditlog.Log
 	if a.init() == nil {
-		audit = executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	}
 	record := func(d executor.Decision, source string) {
-		_ = audit.Record(executor.AuditEntry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
+		_ = audit.Record(auditlog.Entry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
 	}
 	if ttyErr != nil {
 		record(executor.Deny, "no terminal")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
@@ -33,7 +34,7 @@ type Agent struct {
 	Provider provider.Provider
 	Tools    *Registry
 	Gate     Gate
-	Audit    *AuditLog
+	Audit    *auditlog.Log
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
 	// Secrets returns every secret (name → value) for the redactor and the
@@ -117,7 +118,7 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	if a.UnsafeNoRedaction {
 		red = nil // a nil Redactor passes bytes through
 	}
-	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session})
+	gate := Audited(a.Gate, a.Audit, a.Session)
 
 	msgs := append([]provider.Message(nil), history...)
 	var added []provider.Message
