@@ -204,6 +204,16 @@ func (a *app) stdinTerminal() *os.File {
 	return nil
 }
 
+// resolveBackground asks the terminal for its background colour, with a
+// short timeout, before hush draws a form in it (wizard.ResolveBackground).
+func (a *app) resolveBackground() {
+	in := a.stdinTerminal()
+	out, ok := a.stdout.(*os.File)
+	if in != nil && ok {
+		wizard.ResolveBackground(in, out, a.ambient["TERM"], wizard.BackgroundTimeout)
+	}
+}
+
 // errNoTerminal is what commands that need a person say without one.
 var errNoTerminal = errors.New("no controlling terminal")
 
@@ -461,6 +471,7 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 			huh.NewOption("Rename it to "+filepath.Base(renamed)+" (hush stops reading it)", "rename"),
 			huh.NewOption("Keep it (hush keeps reading it, and tools can read the file)", "keep"))
 		action = choices[0].Value
+		a.resolveBackground()
 		form := huh.NewForm(huh.NewGroup(huh.NewSelect[string]().Title("What about " + path + "?").Options(choices...).Value(&action))).
 			WithInput(a.stdin).WithOutput(a.stdout).WithAccessible(a.ambient["ACCESSIBLE"] != "").WithShowHelp(false)
 		if err := form.RunWithContext(context.Background()); err != nil {
