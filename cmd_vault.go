@@ -20,6 +20,7 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
