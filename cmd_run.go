@@ -190,6 +190,7 @@ func (a *app) chat(f modelFlags) error {
 	interactive := false
 	if file, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
 		interactive = true
+		a.resolveBackground()
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	// First run: nothing configured and a person at the terminal.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -77,7 +78,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
-	audit := executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
@@ -34,7 +35,7 @@ type Agent struct {
 	Provider provider.Provider
 	Tools    *Registry
 	Gate     Gate
-	Audit    *AuditLog
+	Audit    *auditlog.Log
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
 	// Secrets returns every secret (name → value) for the redactor and the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
@@ -100,7 +101,7 @@ func TestStreamOfATurnMatchesTheSchema(t *testing.T) {
 			{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow},
 			{Gate: "vault.read:GRANTED", Subject: "bash", Decision: executor.Allow},
 		}},
-		Audit:   executor.OpenAudit(filepath.Join(dir, "audit.jsonl")),
+		Audit:   auditlog.Open(filepath.Join(dir, "audit.jsonl")),
 		Vault:   v,
 		Secrets: func() (map[string]string, error) { return v, nil },
 		Ambient: map[string]string{"PATH": "/usr/bin:/bin"},
