@@ -30,6 +30,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // run is main without os.Exit, so the whole CLI is testable in-process.
 func run(args []string) (code int) {
+	tools.RestoreTerm()
 	ambient, guardErr := tools.Guard()
 	a := &app{ambient: ambient, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	if guardErr != nil {

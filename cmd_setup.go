@@ -106,6 +106,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	}()
 
 	tty := a.stdinTerminal()
+	a.resolveBackground()
 	form := &wizard.Setup{
 		In:         a.stdin,
 		Out:        a.stdout,

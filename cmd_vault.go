@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/huh"
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 	"github.com/hushcli/hush/wizard"
@@ -202,6 +203,16 @@ func (a *app) stdinTerminal() *os.File {
 		return f
 	}
 	return nil
+}
+
+// resolveBackground asks the terminal for its background colour, with a
+// short timeout, before hush draws a form in it (wizard.ResolveBackground).
+func (a *app) resolveBackground() {
+	in := a.stdinTerminal()
+	out, ok := a.stdout.(*os.File)
+	if in != nil && ok {
+		wizard.ResolveBackground(in, out, a.ambient["TERM"], wizard.BackgroundTimeout)
+	}
 }
 
 // errNoTerminal is what commands that need a person say without one.
@@ -461,6 +472,7 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 			huh.NewOption("Rename it to "+filepath.Base(renamed)+" (hush stops reading it)", "rename"),
 			huh.NewOption("Keep it (hush keeps reading it, and tools can read the file)", "keep"))
 		action = choices[0].Value
+		a.resolveBackground()
 		form := huh.NewForm(huh.NewGroup(huh.NewSelect[string]().Title("What about " + path + "?").Options(choices...).Value(&action))).
 			WithInput(a.stdin).WithOutput(a.stdout).WithAccessible(a.ambient["ACCESSIBLE"] != "").WithShowHelp(false)
 		if err := form.RunWithContext(context.Background()); err != nil {
@@ -699,12 +711,12 @@ func allSecrets(v vault.Vault) (map[string]string, error) {
 
 func (a *app) vaultReveal(name string) error {
 	tty, ttyErr := controllingTerminal()
-	var audit *executor.AuditLog
+	var audit *auditlog.Log
 	if a.init() == nil {
-		audit = executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	}
 	record := func(d executor.Decision, source string) {
-		_ = audit.Record(executor.AuditEntry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
+		_ = audit.Record(auditlog.Entry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
 	}
 	if ttyErr != nil {
 		record(executor.Deny, "no terminal")

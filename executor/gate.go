@@ -8,15 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hushcli/hush/executor/auditlog"
 )
 
-// Decision is what the PermissionGate says about one request.
-type Decision string
+// Decision is what the PermissionGate says about one request. It is the
+// audit log's type, so that leaf package records it without importing the
+// gate.
+type Decision = auditlog.Decision
 
 const (
-	Allow Decision = "allow"
-	Deny  Decision = "deny"
-	Ask   Decision = "ask"
+	Allow = auditlog.Allow
+	Deny  = auditlog.Deny
+	Ask   = auditlog.Ask
 )
 
 // Gate ids. A tool run is "tool.run:<tool>"; a vault read is

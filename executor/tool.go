@@ -40,6 +40,15 @@ type Result struct {
 	// "exit code 2" or "timed out after 2m0s".
 	Status  string
 	IsError bool
+	// ExitCode is the process's exit status when the tool ran one to its
+	// end (nil otherwise); the --json stream reports it.
+	ExitCode *int
+}
+
+// Exited is the Result of a process that exited with code: "exit code N",
+// an error unless N is 0.
+func Exited(code int) Result {
+	return Result{Status: fmt.Sprintf("exit code %d", code), IsError: code != 0, ExitCode: &code}
 }
 
 // SecretReader is the vault as a tool sees it: every Get passes the gate.
