@@ -580,7 +580,7 @@ func (r moveReport) warn(w io.Writer, from string) {
 // change — [vault] backend = name, plus any other tables — is the commit
 // point. Afterwards the proxy forwards to the new backend, so everything
 // holding the vault (the layered view, the redactor's source) follows.
-func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []wizard.Setting) (moveReport, error) {
+func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (moveReport, error) {
 	if err := a.init(); err != nil {
 		return moveReport{}, err
 	}
@@ -591,10 +591,10 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 	if err != nil {
 		return moveReport{}, err
 	}
-	settings = append(slices.Clone(settings), wizard.Setting{Table: "vault", Key: "backend", Value: name})
+	settings = append(slices.Clone(settings), config.Setting{Table: "vault", Key: "backend", Value: name})
 	cfgPath := filepath.Join(a.dirs.Config, config.FileName)
 	commit := func() error {
-		_, err := wizard.UpdateConfig(cfgPath, settings...)
+		_, err := config.UpdateConfig(cfgPath, settings...)
 		return err
 	}
 	rep, err := moveSecrets(a.proxy.Backend(), target, extra, commit)

@@ -156,33 +156,3 @@ func shorten(s string, max int) string {
 	}
 	return s[:max] + "…"
 }
-
-// jsonEvents writes one JSON object per line (hush run --json).
-type jsonEvents struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-func newJSONEvents(out io.Writer) *jsonEvents { return &jsonEvents{enc: json.NewEncoder(out)} }
-
-func (j *jsonEvents) emit(v any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	_ = j.enc.Encode(v)
-}
-
-func (j *jsonEvents) Text(delta string) {
-	j.emit(map[string]any{"type": "text", "text": delta})
-}
-
-func (j *jsonEvents) ToolStart(call provider.ToolCall) {
-	j.emit(map[string]any{"type": "tool_call", "id": call.ID, "name": call.Name, "args": call.Args})
-}
-
-func (j *jsonEvents) ToolOutput(call provider.ToolCall, chunk []byte) {
-	j.emit(map[string]any{"type": "tool_output", "id": call.ID, "text": string(chunk)})
-}
-
-func (j *jsonEvents) ToolEnd(call provider.ToolCall, result string, isErr bool) {
-	j.emit(map[string]any{"type": "tool_result", "id": call.ID, "name": call.Name, "text": result, "is_error": isErr})
-}

@@ -19,6 +19,8 @@ type auditedGate struct {
 	gate    Gate
 	log     *auditlog.Log
 	session string
+	events  Events   // told each decision, if it is a PermissionEvents
+	denied  *denials // this turn's denials, if collected
 }
 
 func (g auditedGate) Decide(ctx context.Context, req Request) (Verdict, error) {
@@ -30,7 +32,13 @@ func (g auditedGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 		Decision: v.Decision, Source: v.Source, Rule: v.Rule}); aerr != nil {
 		// A decision that cannot be recorded is not taken: "which tool asked
 		// for which secret" must stay answerable.
-		return Verdict{Decision: Deny, Source: "audit", Message: "denied because the audit log cannot be written: " + aerr.Error()}, nil
+		v = Verdict{Decision: Deny, Source: "audit", Message: "denied because the audit log cannot be written: " + aerr.Error()}
+	}
+	if v.Decision != Allow {
+		g.denied.add(req.GateID)
+	}
+	if pe, ok := g.events.(PermissionEvents); ok {
+		pe.Permission(req, v)
 	}
 	return v, nil
 }

@@ -324,8 +324,7 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		if w.Error != nil && w.Error.Message != "" {
 			return executor.Result{}, fmt.Errorf("docker engine: wait for the container: %s", w.Error.Message)
 		}
-		status := fmt.Sprintf("exit code %d", w.StatusCode)
-		return executor.Result{Status: status, IsError: w.StatusCode != 0}, nil
+		return executor.Exited(int(w.StatusCode)), nil
 	}
 }
 
