@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -63,7 +64,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	gate := &executor.RuleGate{Rules: rules, Prompter: opts.prompter, AutoApproveTools: opts.model.yes}
 
 	session := time.Now().UTC().Format("20060102T150405Z") + fmt.Sprintf("-%d", os.Getpid())
-	transcriptPath := filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
+	transcriptPath := a.transcriptPath(session)
 	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("create transcript dir: %w", err)
 	}
@@ -77,7 +78,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
-	audit := executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -119,6 +120,11 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
 	return agent, func() { stopExtra(); transcript.Close(); audit.Close() }, nil
+}
+
+// transcriptPath is the session's transcript file in the data dir.
+func (a *app) transcriptPath(session string) string {
+	return filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
 }
 
 func (a *app) systemPrompt(dir string) string {
