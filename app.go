@@ -77,6 +77,8 @@ type app struct {
 
 	// workDir, when set, replaces the current directory as the project root.
 	workDir string
+	// instructions names the AGENTS.md files the session's prompt carries.
+	instructions string
 
 	once    sync.Once
 	dirs    config.Dirs

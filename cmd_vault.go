@@ -297,10 +297,11 @@ func (a *app) vaultList() error {
 	if err != nil {
 		return err
 	}
-	names, err := lv.Names()
+	origins, err := lv.Origins()
 	if err != nil {
 		return err
 	}
+	names := slices.Sorted(maps.Keys(origins))
 	stored, err := a.proxy.Names()
 	if err != nil {
 		return err
@@ -316,10 +317,11 @@ func (a *app) vaultList() error {
 	if len(names) == 0 {
 		fmt.Fprintln(a.stdout, "no secrets")
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		out := bufio.NewWriter(a.stdout)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tFROM")
 		for _, n := range names {
-			from := lv.Origin(n)
+			from := origins[n]
 			switch {
 			case from == "environment" && inVault[n]:
 				from += " (also in the vault; the environment wins)"
@@ -329,6 +331,9 @@ func (a *app) vaultList() error {
 			fmt.Fprintf(tw, "%s\t%s\n", n, from)
 		}
 		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
 			return err
 		}
 	}
