@@ -7,16 +7,17 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // FileName is the config file in the config dir.
@@ -88,6 +89,9 @@ type ToolConfig struct {
 	Image   string            `toml:"image"`   // dockerbash
 	Network string            `toml:"network"` // dockerbash
 	Mask    []string          `toml:"mask"`    // dockerbash: extra files hidden in /app
+	// AllowPrivate lets the http tool reach loopback, private and
+	// link-local addresses (http only).
+	AllowPrivate bool `toml:"allow_private"`
 	// Seed-001 options.
 	HomeDir    string  `toml:"home_dir"`
 	IsolateNpm bool    `toml:"isolate_npm"`
@@ -143,20 +147,29 @@ var ErrConfig = errors.New("invalid config")
 // Load reads config.toml from path. A missing file is the zero Config.
 // Unknown keys and values of the wrong type are errors naming the key.
 func Load(path string) (Config, error) {
-	var c Config
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return Config{}, nil
 	}
 	if err != nil {
-		return c, fmt.Errorf("read %s: %w", path, err)
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
+	return Parse(path, data)
+}
+
+// Parse is Load of data already read from path (named in errors).
+func Parse(path string, data []byte) (Config, error) {
+	var c Config
 	// Syntax first, into a map that takes any well-formed document: a
 	// syntax error has a line but no key worth naming (the parser's "last
 	// key" is whatever came before the fault).
 	var syntax toml.ParseError
-	if _, err := toml.Decode(string(data), new(map[string]any)); errors.As(err, &syntax) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); errors.As(err, &syntax) {
 		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+	}
+	if err := checkCase(doc); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
@@ -204,6 +217,9 @@ func (c *Config) validate() error {
 			if _, err := filepath.Match(g, ""); err != nil {
 				return fmt.Errorf("tools.%s: bad glob %q", name, g)
 			}
+		}
+		if t.AllowPrivate && name != "http" {
+			return fmt.Errorf("tools.%s.allow_private: only the http tool has it", name)
 		}
 	}
 	for i, r := range c.Rules {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // MCPFileName is the file beside config.toml holding MCP servers in the
@@ -173,7 +177,7 @@ func jsonErr(err error) error {
 // LoadMCPJSON reads hush's mcp.json; a missing file holds no servers.
 // Unlike a paste, the file must be well-formed and every server runnable.
 func LoadMCPJSON(path string) (map[string]MCPServer, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -212,7 +216,7 @@ func LoadMCPJSON(path string) (map[string]MCPServer, error) {
 func AddMCPServers(path string, servers map[string]MCPServer) error {
 	top := map[string]json.RawMessage{}
 	entries := map[string]json.RawMessage{}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -259,28 +263,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename, a no-op
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteFile(path, data, nil); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

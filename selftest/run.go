@@ -71,7 +71,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(root)
 	c := newCanaries()
-	paths := []string{PathBash, PathBackground, PathMCP}
+	paths := []string{PathBash, PathBackground, PathMCP, PathFiles}
 	_, dockerConfigured := o.User.Tools[PathDocker]
 	if o.Docker && dockerConfigured {
 		paths = append(paths, PathDocker)
@@ -96,13 +96,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{}
 	for _, p := range paths {
 		row := Row{Path: p, Cells: main.cells(p, c)}
-		if lowered != nil && p != PathDocker {
+		if lowered != nil && p != PathDocker && p != PathFiles {
 			// Root reads every process's memory; the memory check that
 			// means something is the unprivileged run's.
 			low := lowered.cells(p, c)
 			row.Cells[VecMem] = low[VecMem]
 			row.Cells[VecEnviron] = worst(row.Cells[VecEnviron], low[VecEnviron])
-		} else if os.Geteuid() == 0 && p != PathDocker {
+		} else if os.Geteuid() == 0 && p != PathDocker && p != PathFiles {
 			row.Cells[VecMem] = skip("running as root, which can read any process's memory")
 		}
 		if p == PathDocker {
@@ -210,27 +210,30 @@ func (o Options) runWorld(ctx context.Context, dir string, c canaries, paths []s
 	return r, nil
 }
 
-// parseEvents sorts the --json tool results by path.
+// parseEvents sorts the --json tool results (docs/events.schema.json) by path.
 func (r *runResult) parseEvents(out []byte) {
 	names := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var ev struct {
-			Type, ID, Name, Text string
-			IsError              bool `json:"is_error"`
+			Type    string `json:"type"`
+			CallID  string `json:"call_id"`
+			Name    string `json:"name"`
+			Result  string `json:"result"`
+			IsError bool   `json:"is_error"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
 		switch ev.Type {
-		case "tool_call":
-			names[ev.ID] = ev.Name
-		case "tool_result":
-			p := pathOf(names[ev.ID])
-			r.results[p] = append(r.results[p], ev.Text)
+		case "tool.started":
+			names[ev.CallID] = ev.Name
+		case "tool.finished":
+			p := pathOf(names[ev.CallID])
+			r.results[p] = append(r.results[p], ev.Result)
 			if ev.IsError && r.errs[p] == "" {
-				r.errs[p] = firstLine(ev.Text)
+				r.errs[p] = firstLine(ev.Result)
 			}
 		}
 	}
@@ -246,12 +249,17 @@ func pathOf(tool string) string {
 		return PathDocker
 	case strings.HasPrefix(tool, "mcp"):
 		return PathMCP
+	case isFileTool(tool):
+		return PathFiles
 	}
 	return tool
 }
 
 // cells checks one path's vectors.
 func (r *runResult) cells(p string, c canaries) map[string]Cell {
+	if p == PathFiles {
+		return r.fileCells(c)
+	}
 	cells := map[string]Cell{}
 	output := strings.Join(r.results[p], "\n")
 	probes := ParseProbeLines(output)

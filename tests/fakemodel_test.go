@@ -11,6 +11,13 @@ import (
 	"testing"
 )
 
+// Token counts the fake model reports for every response.
+const (
+	fakePromptTokens     = 120
+	fakeCompletionTokens = 7
+	fakeCachedTokens     = 64
+)
+
 // step is one scripted model response.
 type step struct {
 	text  string
@@ -117,5 +124,13 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	chunk(map[string]any{}, finish)
+	// The usage chunk hush asks for (stream_options.include_usage): fixed
+	// counts per step, so a test can check the sum a turn reports.
+	usage, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
+		"usage": map[string]any{"prompt_tokens": fakePromptTokens, "completion_tokens": fakeCompletionTokens,
+			"total_tokens": fakePromptTokens + fakeCompletionTokens, "prompt_tokens_details": map[string]any{"cached_tokens": fakeCachedTokens}},
+	})
+	fmt.Fprintf(w, "data: %s\n\n", usage)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }

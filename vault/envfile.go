@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/joho/godotenv"
 )
 
@@ -146,12 +148,29 @@ func (e *EnvFile) Version() (uint64, error) {
 // vault on every turn. It reads until read(2) says end of file, so a
 // network file system's short reads cannot truncate it.
 func readFile(path string, buf []byte) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	// O_NONBLOCK: a named pipe put in the vault's place cannot make the
+	// open wait; fstat then refuses anything but a regular file, and a file
+	// over the limit, before a byte is read (the rules of config/userfile,
+	// kept here on the syscall path).
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, userfile.NotRegular(modeOf(uint32(st.Mode)))
+	}
+	if st.Size > userfile.VaultLimit {
+		return nil, userfile.TooLarge(userfile.VaultLimit)
+	}
 	for {
+		if len(buf) > userfile.VaultLimit {
+			return nil, userfile.TooLarge(userfile.VaultLimit)
+		}
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, max(4096, cap(buf)))
 		}
@@ -166,6 +185,23 @@ func readFile(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// modeOf is the fs.FileMode type bits of a stat(2) mode.
+func modeOf(m uint32) fs.FileMode {
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // fileStamp is one version of a file as stat(2) reports it. Any change to
@@ -324,40 +360,11 @@ func encodeValue(name, value string) (string, bool) {
 	return "", false
 }
 
-// writeAtomic replaces path with data: temp file in the same dir (0600),
-// fsync, rename, fsync of the dir. A crash before the rename leaves the old
-// file as it was and at most a stray temp file.
+// writeAtomic replaces path with data through hush's one atomic writer
+// (temp file 0600 in the same dir, fsync, rename, fsync of the dir).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, data, nil); err != nil {
 		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

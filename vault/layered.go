@@ -2,7 +2,6 @@ package vault
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 )
@@ -110,6 +109,32 @@ func (l *Layered) Origin(name string) string {
 	return "vault"
 }
 
+// Origins is Origin for every name, from one listing of each layer: asking
+// Origin name by name lists the backend and reads a value per name, which
+// made `hush vault list` quadratic (8,000 names: 32 s).
+func (l *Layered) Origins() (map[string]string, error) {
+	stored, err := l.Backend.Names()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(stored)+len(l.DotEnv))
+	for n := range l.DotEnv {
+		out[n] = ".env"
+	}
+	for _, n := range stored {
+		out[n] = "vault"
+	}
+	for _, n := range l.credentials() {
+		out[n] = "environment"
+	}
+	for n := range out {
+		if l.Process[n] != "" {
+			out[n] = "environment"
+		}
+	}
+	return out, nil
+}
+
 // Bulk is a backend that can return every secret in one read. The map it
 // returns is the caller's to keep and change.
 type Bulk interface {
@@ -141,26 +166,9 @@ func (l *Layered) Version() (uint64, error) {
 // All returns every secret with its effective value, for the redactor and
 // the env builder's value check. Callers must not log or return it.
 func (l *Layered) All() (map[string]string, error) {
-	var stored map[string]string
-	if b, ok := l.Backend.(Bulk); ok {
-		m, err := b.All()
-		if err != nil {
-			return nil, err
-		}
-		stored = m
-	} else {
-		names, err := l.Backend.Names()
-		if err != nil {
-			return nil, err
-		}
-		stored = make(map[string]string, len(names))
-		for _, n := range names {
-			v, err := l.Backend.Get(n)
-			if err != nil {
-				return nil, fmt.Errorf("read secret %s: %w", n, err)
-			}
-			stored[n] = v
-		}
+	stored, err := All(l.Backend)
+	if err != nil {
+		return nil, err
 	}
 	out := stored // the backend's map is ours to change (Bulk)
 	if len(l.DotEnv) > 0 || out == nil {

@@ -71,6 +71,7 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 		case "message_start":
 			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
 			resp.Usage.OutputTokens = ev.Message.Usage.OutputTokens
+			resp.Usage.CachedTokens = ev.Message.Usage.CacheReadInputTokens
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" {
 				calls[ev.Index] = &toolCallBuilder{id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
@@ -97,6 +98,9 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 			}
 			if ev.Usage.OutputTokens > 0 {
 				resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			}
+			if ev.Usage.CacheReadInputTokens > 0 {
+				resp.Usage.CachedTokens = ev.Usage.CacheReadInputTokens
 			}
 		}
 	}

@@ -69,7 +69,8 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens,
+				CachedTokens: chunk.Usage.PromptTokensDetails.CachedTokens}
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 { // hush never asks for n > 1

@@ -114,6 +114,10 @@ type Response struct {
 // it reports nothing).
 type Usage struct {
 	InputTokens, OutputTokens int64
+	// CachedTokens are input tokens served from the provider's prompt
+	// cache, as it reported them: OpenAI's cached_tokens are part of
+	// InputTokens, Anthropic's cache_read_input_tokens are not.
+	CachedTokens int64
 }
 
 // Provider streams one model response.

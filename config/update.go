@@ -1,7 +1,8 @@
-package wizard
+package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
-	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // Setting is one string key of a top-level table of config.toml.
@@ -33,7 +35,7 @@ type Setting struct {
 // inline tables), the document is re-encoded instead — every setting kept,
 // comments lost — and rewritten reports true.
 func UpdateConfig(path string, settings ...Setting) (rewritten bool, err error) {
-	old, err := os.ReadFile(path)
+	old, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -42,7 +44,7 @@ func UpdateConfig(path string, settings ...Setting) (rewritten bool, err error) 
 			return false, fmt.Errorf("%s.%s: not valid UTF-8 text; nothing was changed", st.Table, st.Key)
 		}
 	}
-	if _, err := config.Load(path); err != nil {
+	if _, err := Load(path); err != nil {
 		return false, fmt.Errorf("%w (fix it, then run this again; nothing was changed)", err)
 	}
 	var doc map[string]any
@@ -84,13 +86,9 @@ func applyChanges(doc map[string]any, settings []Setting) map[string]any {
 			}
 			t, copied[st.Table] = c, true
 		}
-		// config.Load matches keys to fields ignoring case, so "Backend"
-		// is the same setting as "backend".
-		for k := range t {
-			if strings.EqualFold(k, st.Key) {
-				delete(t, k)
-			}
-		}
+		// Names match exactly: config.Load refuses a case variant (a
+		// file that says "Backend" is an error, not a second setting).
+		delete(t, st.Key)
 		if st.Value != "" {
 			t[st.Key] = st.Value
 		}
@@ -111,41 +109,22 @@ func tablesOf(settings []Setting) (order []string, byTable map[string][]Setting)
 	return order, byTable
 }
 
-// writeChecked writes data to a temp file beside path, checks that it is a
-// valid config that decodes to want, and renames it over path.
+// writeChecked replaces path with data through the one atomic writer,
+// after checking that the temp file is a valid config that decodes to want.
 func writeChecked(path string, data []byte, want map[string]any) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if _, err := config.Load(tmp); err != nil {
-		return err
-	}
-	var got map[string]any
-	if _, err := toml.Decode(string(data), &got); err != nil {
-		return err
-	}
-	if !reflect.DeepEqual(normalize(got), normalize(want)) {
-		return errors.New("the edited file does not say what was asked")
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, data, func(tmp string) error {
+		if _, err := Load(tmp); err != nil {
+			return err
+		}
+		var got map[string]any
+		if _, err := toml.Decode(string(data), &got); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			return errors.New("the edited file does not say what was asked")
+		}
+		return nil
+	})
 }
 
 // normalize makes an empty table and a missing one compare equal.
@@ -282,7 +261,13 @@ func headerName(l line) (name string, isHeader bool) {
 	if end < 0 {
 		return "", true
 	}
-	return strings.TrimSpace(t[1:end]), true
+	name = strings.TrimSpace(t[1:end])
+	// ["vault"] and ['vault'] open [vault]: the existing table is edited
+	// in place rather than a second one appended.
+	if len(name) >= 2 && (name[0] == '"' || name[0] == '\'') && name[len(name)-1] == name[0] && !strings.ContainsAny(name[1:len(name)-1], "\"'\\.") {
+		name = name[1 : len(name)-1]
+	}
+	return name, true
 }
 
 // keyOf returns the key an entry line starts with, unquoted.
@@ -358,11 +343,6 @@ func editTables(data []byte, settings []Setting) []byte {
 		var body []line
 		for i := start + 1; i < end; i++ {
 			k := keyOf(lines[i])
-			for asked := range kv {
-				if strings.EqualFold(k, asked) {
-					k = asked // the same setting to config.Load
-				}
-			}
 			v, asked := kv[k]
 			if k == "" || !asked {
 				body = append(body, lines[i])

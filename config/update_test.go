@@ -1,4 +1,4 @@
-package wizard_test
+package config_test
 
 import (
 	"os"
@@ -7,10 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/wizard"
 )
 
-var setupSettings = []wizard.Setting{
+var setupSettings = []config.Setting{
 	{Table: "model", Key: "provider", Value: "openai"},
 	{Table: "model", Key: "base_url", Value: "http://127.0.0.1:11434/v1"},
 	{Table: "model", Key: "model", Value: "llama3.2"},
@@ -22,7 +21,7 @@ func TestUpdateConfig(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, before, want string
-		settings           []wizard.Setting
+		settings           []config.Setting
 		rewritten          bool
 	}{
 		{
@@ -105,7 +104,7 @@ api_key = """
 ${OLD}"""
 base_url = "http://x/v1"
 `,
-			settings: []wizard.Setting{{Table: "model", Key: "api_key", Value: ""}, {Table: "model", Key: "base_url", Value: `http://h/"q"\`}},
+			settings: []config.Setting{{Table: "model", Key: "api_key", Value: ""}, {Table: "model", Key: "base_url", Value: `http://h/"q"\`}},
 			want: `[model]
 provider = "openai"
 base_url = "http://h/\"q\"\\"
@@ -114,7 +113,7 @@ base_url = "http://h/\"q\"\\"
 		{
 			name:      "dotted keys defeat the text edit: the document is re-encoded",
 			before:    "model.provider = \"anthropic\"\nmodel.model = \"claude-x\"\n",
-			settings:  []wizard.Setting{{Table: "model", Key: "provider", Value: "openai"}},
+			settings:  []config.Setting{{Table: "model", Key: "provider", Value: "openai"}},
 			rewritten: true,
 			want:      "[model]\n  model = \"claude-x\"\n  provider = \"openai\"\n",
 		},
@@ -131,7 +130,7 @@ base_url = "http://h/\"q\"\\"
 					t.Fatal(err)
 				}
 			}
-			rewritten, err := wizard.UpdateConfig(path, tt.settings...)
+			rewritten, err := config.UpdateConfig(path, tt.settings...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +167,7 @@ func TestUpdateConfigRefusesABrokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := wizard.UpdateConfig(path, setupSettings...)
+	_, err := config.UpdateConfig(path, setupSettings...)
 	want := "invalid config: " + path + ": unknown key model.bogus_key (fix it, then run this again; nothing was changed)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
@@ -187,7 +186,7 @@ func FuzzUpdateConfig(f *testing.F) {
 		"model.provider = \"openai\"\n", "[model] # x\nmodel = 'a' # y\n[vault]\nbackend = \"envfile\"\n",
 		"[[rules]]\ngate = \"tool.run:*\"\ndecision = \"ask\"\n[model]\napi_key = '''\n${A}'''\n",
 		"[tools.bash]\ninclude = [\n \"A\", # ]\n]\n[model]\nbase_url = \"x\"",
-		"[vault]\nBackend=\"envfile\"", // config.Load ignores the case of keys
+		"[vault]\nBackend=\"envfile\"", // a case variant: config.Load refuses it
 	} {
 		f.Add(s, "http://127.0.0.1:8080/v1")
 	}
@@ -200,12 +199,12 @@ func FuzzUpdateConfig(f *testing.F) {
 		if _, err := config.Load(path); err != nil {
 			return // setup refuses to touch a file that does not load
 		}
-		settings := []wizard.Setting{
+		settings := []config.Setting{
 			{Table: "model", Key: "provider", Value: "openai"},
 			{Table: "model", Key: "base_url", Value: baseURL},
 			{Table: "vault", Key: "backend", Value: "keyring"},
 		}
-		_, err := wizard.UpdateConfig(path, settings...)
+		_, err := config.UpdateConfig(path, settings...)
 		if !utf8.ValidString(baseURL) {
 			if err == nil || err.Error() != "model.base_url: not valid UTF-8 text; nothing was changed" {
 				t.Fatalf("UpdateConfig with invalid UTF-8: %v", err)
@@ -223,4 +222,38 @@ func FuzzUpdateConfig(f *testing.F) {
 			t.Fatalf("the result says %+v %+v", cfg.Model, cfg.Vault)
 		}
 	})
+}
+
+// TestUpdateConfigOneTable: setup edits the table the file already has —
+// also when its header is quoted — instead of appending a second one beside
+// it; a case variant of a table (which made one file mean two things) is
+// refused, naming both spellings, and the file is left as it was.
+func TestUpdateConfigOneTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, config.FileName)
+	before := "# mine\n[\"vault\"]\nbackend = \"envfile\" # was\n"
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rewritten, err := config.UpdateConfig(path, config.Setting{Table: "vault", Key: "backend", Value: "keyring"})
+	if err != nil || rewritten {
+		t.Fatalf("UpdateConfig = %v, %v", rewritten, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "# mine\n[\"vault\"]\nbackend = \"keyring\"\n" {
+		t.Errorf("file:\n%s", got)
+	}
+
+	variant := "[vauLt]\nBackend = \"envfile\"\n"
+	if err := os.WriteFile(path, []byte(variant), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.UpdateConfig(path, config.Setting{Table: "vault", Key: "backend", Value: "keyring"})
+	want := "invalid config: " + path + ": vauLt is not vault: TOML names are case-sensitive, so hush reads only vault; rename it (fix it, then run this again; nothing was changed)"
+	if err == nil || err.Error() != want {
+		t.Errorf("UpdateConfig on a case variant: %v\nwant %s", err, want)
+	}
+	if got, _ := os.ReadFile(path); string(got) != variant {
+		t.Errorf("the file changed:\n%s", got)
+	}
 }
