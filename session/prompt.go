@@ -292,3 +292,30 @@ func Loaded(ins []Instruction) string {
 	}
 	return "instructions: " + strings.Join(parts, ", ")
 }
+
+// PromptOptions is what Prompt gathers a system prompt from.
+type PromptOptions struct {
+	Dir       string // the project directory
+	ConfigDir string // hush's config dir, for the user's own AGENTS.md
+	// Ambient is hush's start-up environment snapshot (SHELL, PATH for git).
+	Ambient     map[string]string
+	OS          string
+	Now         time.Time
+	Tools       []string
+	SecretNames []string
+}
+
+// Prompt reads the project's instructions and git state and builds the
+// system prompt. An AGENTS.md that cannot be read is an error naming it;
+// git trouble only makes the git line say so.
+func Prompt(ctx context.Context, o PromptOptions) (string, []Instruction, error) {
+	ins, err := LoadInstructions(o.Dir, o.ConfigDir)
+	if err != nil {
+		return "", nil, err
+	}
+	p := SystemPrompt(PromptInput{
+		Dir: o.Dir, OS: o.OS, Shell: o.Ambient["SHELL"], Now: o.Now, Git: GitState(ctx, o.Dir, o.Ambient),
+		Tools: o.Tools, SecretNames: o.SecretNames, Instructions: ins,
+	})
+	return p, ins, nil
+}
