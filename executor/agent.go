@@ -15,6 +15,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 )
 
@@ -59,10 +60,15 @@ type Agent struct {
 	// JSON line, redacted.
 	Transcript io.Writer
 	Session    string
+	// PriorTurns is the highest turn number a resumed session already has;
+	// this agent's turns are numbered after it.
+	PriorTurns int
 	System     string
 	// UnsafeNoRedaction passes tool output through unscrubbed. It exists
 	// only so `hush audit`'s tests can prove redaction is load-bearing.
 	UnsafeNoRedaction bool
+	// Compaction says when the conversation is compacted (see Compact).
+	Compaction CompactPolicy
 	// MaxSteps bounds model calls in one turn (default 25).
 	MaxSteps int
 	// OutputHead and OutputTail bound what the model sees of one tool
@@ -115,6 +121,9 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 // result still holds the messages added so far.
 func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt string) (TurnResult, error) {
 	a.mu.Lock()
+	if a.turns < a.PriorTurns {
+		a.turns = a.PriorTurns
+	}
 	a.turns++
 	turn := a.turns
 	if a.ambientNames == nil {
@@ -123,7 +132,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	ambientNames := a.ambientNames
 	a.mu.Unlock()
 
-	var res TurnResult
+	res := TurnResult{Turn: turn}
 	red, secrets, err := a.scrubbers()
 	if err != nil {
 		return res, err
@@ -142,7 +151,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	add := func(m provider.Message) {
 		msgs = append(msgs, m)
 		res.Messages = append(res.Messages, m)
-		a.writeTranscript(m)
+		a.writeTranscript(turn, m)
 	}
 	add(provider.Message{Role: provider.RoleUser, Text: prompt})
 
@@ -169,6 +178,10 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Usage.InputTokens += resp.Usage.InputTokens
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
 		res.Usage.CachedTokens += resp.Usage.CachedTokens
+		res.Context = resp.Usage.InputTokens + resp.Usage.OutputTokens
+		if a.Provider.Name() == "anthropic" {
+			res.Context += resp.Usage.CachedTokens // reported apart from input_tokens
+		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
 		for i, c := range resp.ToolCalls {
 			c.Args = json.RawMessage(red.String(string(c.Args)))
@@ -305,25 +318,13 @@ func (a *Agent) toolNames() []string {
 	return names
 }
 
-// TranscriptEntry is one line of the transcript file.
-type TranscriptEntry struct {
-	Session    string              `json:"session,omitempty"`
-	Role       provider.Role       `json:"role"`
-	Text       string              `json:"text,omitempty"`
-	ToolCalls  []provider.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string              `json:"tool_call_id,omitempty"`
-	IsError    bool                `json:"is_error,omitempty"`
-}
-
-func (a *Agent) writeTranscript(m provider.Message) {
+func (a *Agent) writeTranscript(turn int, m provider.Message) {
 	if a.Transcript == nil {
 		return
 	}
-	line, err := json.Marshal(TranscriptEntry{Session: a.Session, Role: m.Role, Text: m.Text, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
-	if err != nil {
-		return
-	}
-	_, _ = a.Transcript.Write(append(line, '\n'))
+	// One write per entry, to a file opened O_APPEND: a crash leaves every
+	// earlier entry whole (see executor/transcript).
+	_, _ = a.Transcript.Write(transcript.Line(transcript.MessageEntry(a.Session, turn, m)))
 }
 
 func newRedactor(all map[string]string) *redact.Redactor {
