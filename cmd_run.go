@@ -204,6 +204,9 @@ func (a *app) chat(f modelFlags) error {
 	}
 	defer closeFn()
 	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	if a.instructions != "" {
+		fmt.Fprintln(a.stdout, a.instructions)
+	}
 	if !interactive {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}

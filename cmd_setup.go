@@ -161,7 +161,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	if ans.KeyName != "" {
 		ref = "${" + ans.KeyName + "}"
 	}
-	settings := []wizard.Setting{
+	settings := []config.Setting{
 		{Table: "model", Key: "provider", Value: ans.Provider},
 		{Table: "model", Key: "base_url", Value: ans.BaseURL},
 		{Table: "model", Key: "model", Value: ans.Model},
@@ -199,7 +199,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 				return err
 			}
 		}
-		rewritten, err := wizard.UpdateConfig(cfgPath, settings...)
+		rewritten, err := config.UpdateConfig(cfgPath, settings...)
 		if err != nil {
 			return err
 		}

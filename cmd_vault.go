@@ -297,10 +297,11 @@ func (a *app) vaultList() error {
 	if err != nil {
 		return err
 	}
-	names, err := lv.Names()
+	origins, err := lv.Origins()
 	if err != nil {
 		return err
 	}
+	names := slices.Sorted(maps.Keys(origins))
 	stored, err := a.proxy.Names()
 	if err != nil {
 		return err
@@ -316,10 +317,11 @@ func (a *app) vaultList() error {
 	if len(names) == 0 {
 		fmt.Fprintln(a.stdout, "no secrets")
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		out := bufio.NewWriter(a.stdout)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tFROM")
 		for _, n := range names {
-			from := lv.Origin(n)
+			from := origins[n]
 			switch {
 			case from == "environment" && inVault[n]:
 				from += " (also in the vault; the environment wins)"
@@ -329,6 +331,9 @@ func (a *app) vaultList() error {
 			fmt.Fprintf(tw, "%s\t%s\n", n, from)
 		}
 		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
 			return err
 		}
 	}
@@ -575,7 +580,7 @@ func (r moveReport) warn(w io.Writer, from string) {
 // change — [vault] backend = name, plus any other tables — is the commit
 // point. Afterwards the proxy forwards to the new backend, so everything
 // holding the vault (the layered view, the redactor's source) follows.
-func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []wizard.Setting) (moveReport, error) {
+func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (moveReport, error) {
 	if err := a.init(); err != nil {
 		return moveReport{}, err
 	}
@@ -586,10 +591,10 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 	if err != nil {
 		return moveReport{}, err
 	}
-	settings = append(slices.Clone(settings), wizard.Setting{Table: "vault", Key: "backend", Value: name})
+	settings = append(slices.Clone(settings), config.Setting{Table: "vault", Key: "backend", Value: name})
 	cfgPath := filepath.Join(a.dirs.Config, config.FileName)
 	commit := func() error {
-		_, err := wizard.UpdateConfig(cfgPath, settings...)
+		_, err := config.UpdateConfig(cfgPath, settings...)
 		return err
 	}
 	rep, err := moveSecrets(a.proxy.Backend(), target, extra, commit)

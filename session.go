@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -17,8 +18,11 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	hsession "github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/files"
+	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/vault"
 	"golang.org/x/net/http/httpproxy"
 )
@@ -78,6 +82,9 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
+	if err := a.addInProcessTools(reg, dir); err != nil {
+		return nil, nil, err
+	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
@@ -100,6 +107,12 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	for _, t := range extra {
 		reg.Add(t)
 	}
+	system, err := a.systemPrompt(dir, reg, lv)
+	if err != nil {
+		stopExtra()
+		transcript.Close()
+		return nil, nil, err
+	}
 	agent := &executor.Agent{
 		Provider:       prov,
 		Tools:          reg,
@@ -114,7 +127,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		Events:         opts.events,
 		Transcript:     transcript,
 		Session:        session,
-		System:         a.systemPrompt(dir),
+		System:         system,
 		MaxSteps:       a.cfg.Turn.MaxSteps,
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
@@ -127,14 +140,43 @@ func (a *app) transcriptPath(session string) string {
 	return filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
 }
 
-func (a *app) systemPrompt(dir string) string {
+// systemPrompt is config's turn.system, or the prompt built from the
+// project (session.Prompt); it records which AGENTS.md files it carries
+// for the banner.
+func (a *app) systemPrompt(dir string, reg *executor.Registry, lv *vault.Layered) (string, error) {
 	if a.cfg.Turn.System != "" {
-		return a.cfg.Turn.System
+		return a.cfg.Turn.System, nil
 	}
-	return "You are hush, a coding agent working in the project directory " + dir + ". " +
-		"Use the tools to inspect and change the project. Tools start with a minimal environment and no credentials; " +
-		"when a command needs a secret, pass it as an env entry referencing the vault, like {\"GITHUB_TOKEN\": \"${GITHUB_TOKEN}\"}, " +
-		"and the user will be asked. Secret values appear in output as [REDACTED:NAME]. Be concise."
+	var names []string
+	if all, err := lv.All(); err == nil {
+		for n := range all {
+			names = append(names, n)
+		}
+	}
+	var toolNames []string
+	for _, t := range reg.List() {
+		toolNames = append(toolNames, t.Name())
+	}
+	prompt, ins, err := hsession.Prompt(context.Background(), hsession.PromptOptions{Dir: dir, ConfigDir: a.dirs.Config,
+		Ambient: a.ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names})
+	a.instructions = hsession.Loaded(ins)
+	return prompt, err
+}
+
+// addInProcessTools registers the file tools, which apply the mask list
+// themselves, and the http tool, which holds no vault.
+func (a *app) addInProcessTools(reg *executor.Registry, dir string) error {
+	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: a.ambient["HOME"], ConfigDir: a.dirs.Config, DataDir: a.dirs.Data,
+		RuntimeDir: a.ambient["XDG_RUNTIME_DIR"], BusAddress: a.ambient["DBUS_SESSION_BUS_ADDRESS"], DockerHost: a.ambient["DOCKER_HOST"], Project: dir})
+	if err != nil {
+		return err
+	}
+	for _, t := range files.Tools(masks.Masked) {
+		reg.Add(t)
+	}
+	h := a.cfg.Tools[httptool.Name]
+	reg.Add(httptool.Tool{AllowPrivate: h.AllowPrivate, Timeout: h.Timeout.Duration, UserAgent: "hush/" + version})
+	return nil
 }
 
 // newProvider builds the model provider from config.toml and flags. The

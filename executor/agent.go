@@ -225,7 +225,27 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	if !ok {
 		return finish(fmt.Sprintf("error: unknown tool %q (available: %s)", call.Name, strings.Join(a.toolNames(), ", ")), true)
 	}
-	v, err := gate.Decide(ctx, Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)})
+	args := call.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)}
+	var preview *Preview
+	if pv, ok := tool.(Previewer); ok {
+		// Before the gate: the person deciding sees the resolved path or the
+		// diff. A refusal here has nothing to approve and asks nobody.
+		p, err := pv.Preview(ctx, a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, io.Discard), args)
+		if err != nil {
+			return finish("error: "+red.String(err.Error()), true)
+		}
+		preview = &p
+		if p.Detail != "" {
+			req.Detail = red.String(p.Detail)
+		}
+		req.Path, req.Diff = p.Path, red.String(p.Diff)
+		req.Default, req.DefaultReason = p.Default, p.DefaultReason
+	}
+	v, err := gate.Decide(ctx, req)
 	if err != nil {
 		return finish("error: "+red.String(err.Error()), true)
 	}
@@ -246,23 +266,8 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	// (grep --color) only matches once the codes are gone.
 	redacted := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
 	out := outbuf.NewSanitizeWriter(redacted)
-	tc := &ToolContext{
-		Subject:      call.Name,
-		Turn:         turn,
-		Dir:          a.Dir,
-		Ambient:      a.Ambient,
-		AmbientNames: ambientNames,
-		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: call.Name, turn: turn},
-		Secrets:      secrets,
-		Output:       out,
-	}
-	if a.Policy != nil {
-		tc.Policy = a.Policy(call.Name)
-	}
-	args := call.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
+	tc := a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, out)
+	tc.Preview = preview
 	res, runErr := tool.Run(ctx, tc, args)
 	_ = out.Close()
 	_ = redacted.Close()
@@ -293,6 +298,31 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 		b.WriteString("(no output)")
 	}
 	return finish(b.String(), isErr)
+}
+
+// toolContext is what one call of the named tool gets. A tool that holds
+// no vault (NoVault) gets a ToolContext whose Vault is nil: nothing it
+// does can reach a secret.
+func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.SecretSet, ambientNames []string, turn int, name string, out io.Writer) *ToolContext {
+	tc := &ToolContext{
+		Subject:      name,
+		Turn:         turn,
+		Dir:          a.Dir,
+		Ambient:      a.Ambient,
+		AmbientNames: ambientNames,
+		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: name, turn: turn},
+		Secrets:      secrets,
+		Output:       out,
+	}
+	if a.Policy != nil {
+		tc.Policy = a.Policy(name)
+	}
+	if t, ok := a.Tools.Get(name); ok {
+		if nv, ok := t.(NoVault); ok && nv.NoVault() {
+			tc.Vault, tc.Secrets = nil, nil
+		}
+	}
+	return tc
 }
 
 func appendLine(b *strings.Builder, s string) {

@@ -92,6 +92,8 @@ type MaskSet struct {
 	planned []Mask              // the project's masks from the last walk
 	// reopened are the masks [sandbox] allow removed, for `hush sandbox show`.
 	reopened []Mask
+
+	plans plans // the sandbox's plan files (sandbox_linux.go)
 }
 
 // ErrAllowHushDir refuses an allow entry that would re-open hush's own files.
