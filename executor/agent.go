@@ -81,6 +81,17 @@ type Agent struct {
 	scrub        scrubCache // this turn's redactor, reused while the vault is unchanged
 }
 
+// SwitchSession makes the agent continue session id, writing to transcript
+// and numbering turns after priorTurns; it returns the transcript it wrote
+// before. It must not be called during a turn.
+func (a *Agent) SwitchSession(id string, transcript io.Writer, priorTurns int) io.Writer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.Transcript
+	a.Session, a.Transcript, a.PriorTurns, a.turns = id, transcript, priorTurns, 0
+	return old
+}
+
 // scrubbers returns the redactor and secret set for this turn's vault.
 func (a *Agent) scrubbers() (*redact.Redactor, *tools.SecretSet, error) {
 	var version uint64
