@@ -101,7 +101,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	}
 	session := mcpSessionName("mcp")
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: lv.All,
+	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: a.scrub,
 		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version,
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})
 	if err != nil {

@@ -98,7 +98,9 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	// waiting out a hung server's start_timeout; once started, the
 	// servers' lives do not depend on this context.
 	startCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	extra, stopExtra, err := a.sessionTools(startCtx, gate, audit, session, lv, dir)
+	// One snapshot cache for the process: the turn, background logs, MCP
+	// servers and the panic handler scrub with the same vault version.
+	extra, stopExtra, err := a.sessionTools(startCtx, gate, audit, session, lv, a.scrub, dir)
 	interrupted := startCtx.Err() != nil
 	stopSignals()
 	if err == nil && interrupted {
@@ -119,23 +121,22 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		return nil, nil, err
 	}
 	agent := &executor.Agent{
-		Provider:       prov,
-		Tools:          reg,
-		Gate:           gate,
-		Audit:          audit,
-		Vault:          lv,
-		Secrets:        lv.All,
-		SecretsVersion: lv.Version,
-		Ambient:        a.ambient,
-		Dir:            dir,
-		Policy:         func(tool string) tools.Policy { p, _, _ := a.policyFor(tool); return p },
-		Events:         opts.events,
-		Transcript:     transcriptFile,
-		Session:        session,
-		PriorTurns:     priorTurns,
-		Compaction:     a.compactPolicy(),
-		System:         system,
-		MaxSteps:       a.cfg.Turn.MaxSteps,
+		Provider:   prov,
+		Tools:      reg,
+		Gate:       gate,
+		Audit:      audit,
+		Vault:      lv,
+		Scrub:      a.scrub,
+		Ambient:    a.ambient,
+		Dir:        dir,
+		Policy:     func(tool string) tools.Policy { p, _, _ := a.policyFor(tool); return p },
+		Events:     opts.events,
+		Transcript: transcriptFile,
+		Session:    session,
+		PriorTurns: priorTurns,
+		Compaction: a.compactPolicy(),
+		System:     system,
+		MaxSteps:   a.cfg.Turn.MaxSteps,
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}

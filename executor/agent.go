@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -39,9 +38,13 @@ type Agent struct {
 	Audit    *auditlog.Log
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
+	// Scrub is the session's secret snapshots, shared with its background
+	// processes and MCP servers. The agent takes one per turn, so a secret
+	// stored mid-session is scrubbed from the next turn on. When nil, the
+	// agent makes its own from Secrets and SecretsVersion at its first turn.
+	Scrub *SecretCache
 	// Secrets returns every secret (name → value) for the redactor and the
-	// env builder's classification. It is called once per turn so a secret
-	// stored mid-session is scrubbed from the next turn on.
+	// env builder's classification; used only when Scrub is nil.
 	Secrets func() (map[string]string, error)
 	// SecretsVersion, if set, returns a number that changes whenever
 	// Secrets' answer may have changed (vault.Layered.Version). While it
@@ -77,8 +80,8 @@ type Agent struct {
 
 	mu           sync.Mutex
 	turns        int
-	ambientNames []string   // tools.SortedNames(Ambient), made at the first turn
-	scrub        scrubCache // this turn's redactor, reused while the vault is unchanged
+	ambientNames []string     // tools.SortedNames(Ambient), made at the first turn
+	scrub        *SecretCache // Scrub, or the agent's own
 }
 
 // SwitchSession makes the agent continue session id, writing to transcript
@@ -94,24 +97,20 @@ func (a *Agent) SwitchSession(id string, transcript io.Writer, priorTurns int) i
 
 // scrubbers returns the redactor and secret set for this turn's vault.
 func (a *Agent) scrubbers() (*redact.Redactor, *tools.SecretSet, error) {
-	var version uint64
-	versioned := false
-	if a.SecretsVersion != nil {
-		// Asked before Secrets: a change between the two is then seen as a
-		// new version on the next turn, never hidden behind this one.
-		if v, err := a.SecretsVersion(); err == nil {
-			version, versioned = v, true
-			if red, secrets, ok := a.scrub.at(version); ok {
-				return red, secrets, nil
-			}
+	a.mu.Lock()
+	if a.scrub == nil {
+		a.scrub = a.Scrub
+		if a.scrub == nil && a.Secrets != nil {
+			a.scrub = NewSecretCache(a.Secrets, a.SecretsVersion)
 		}
 	}
-	all, err := a.Secrets()
+	c := a.scrub
+	a.mu.Unlock()
+	snap, err := c.Current()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the vault: %w", err)
 	}
-	red, secrets := a.scrub.get(all, version, versioned)
-	return red, secrets, nil
+	return snap.Redactor, snap.Secrets, nil
 }
 
 // ErrMaxSteps ends a turn whose model kept calling tools.
@@ -321,7 +320,7 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 		Dir:          a.Dir,
 		Ambient:      a.Ambient,
 		AmbientNames: ambientNames,
-		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: name, turn: turn},
+		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
 		Secrets:      secrets,
 		Output:       out,
 	}
@@ -366,19 +365,6 @@ func (a *Agent) writeTranscript(turn int, m provider.Message) {
 	// One write per entry, to a file opened O_APPEND: a crash leaves every
 	// earlier entry whole (see executor/transcript).
 	_, _ = a.Transcript.Write(transcript.Line(transcript.MessageEntry(a.Session, turn, m)))
-}
-
-func newRedactor(all map[string]string) *redact.Redactor {
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	s := make([]redact.Secret, 0, len(names))
-	for _, n := range names {
-		s = append(s, redact.Secret{Name: n, Value: all[n]})
-	}
-	return redact.New(s)
 }
 
 type textSink struct{ ev Events }
