@@ -7,16 +7,17 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // FileName is the config file in the config dir.
@@ -158,20 +159,29 @@ var ErrConfig = errors.New("invalid config")
 // Load reads config.toml from path. A missing file is the zero Config.
 // Unknown keys and values of the wrong type are errors naming the key.
 func Load(path string) (Config, error) {
-	var c Config
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return Config{}, nil
 	}
 	if err != nil {
-		return c, fmt.Errorf("read %s: %w", path, err)
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
+	return Parse(path, data)
+}
+
+// Parse is Load of data already read from path (named in errors).
+func Parse(path string, data []byte) (Config, error) {
+	var c Config
 	// Syntax first, into a map that takes any well-formed document: a
 	// syntax error has a line but no key worth naming (the parser's "last
 	// key" is whatever came before the fault).
 	var syntax toml.ParseError
-	if _, err := toml.Decode(string(data), new(map[string]any)); errors.As(err, &syntax) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); errors.As(err, &syntax) {
 		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+	}
+	if err := checkCase(doc); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
