@@ -192,7 +192,7 @@ func (a *app) addInProcessTools(reg *executor.Registry, dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range files.Tools(masks.Masked) {
+	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
 		reg.Add(t)
 	}
 	h := a.cfg.Tools[httptool.Name]
