@@ -146,6 +146,7 @@ func (a *app) cliApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sessionsCommand(),
 		},
 		DefaultCommand:  "chat",
 		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
