@@ -151,6 +151,7 @@ func (a *app) cliApp() *cli.App {
 			a.probeCommand(),
 			a.mcpCommand(),
 			a.sandboxCommand(),
+			a.sessionsCommand(),
 		},
 		DefaultCommand:  "chat",
 		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once

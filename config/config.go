@@ -27,12 +27,14 @@ const FileName = "config.toml"
 // (api_key, set values, MCP env) is a ${NAME} template resolved through the
 // gated vault at use, never at load.
 type Config struct {
-	Model  Model                 `toml:"model"`
-	Vault  VaultConfig           `toml:"vault"`
-	Tools  map[string]ToolConfig `toml:"tools"`
-	Rules  []Rule                `toml:"rules"`
-	MCP    map[string]MCPServer  `toml:"mcp"`
-	Turn   TurnConfig            `toml:"turn"`
+	Model Model                 `toml:"model"`
+	Vault VaultConfig           `toml:"vault"`
+	Tools map[string]ToolConfig `toml:"tools"`
+	Rules []Rule                `toml:"rules"`
+	MCP   map[string]MCPServer  `toml:"mcp"`
+	Turn  TurnConfig            `toml:"turn"`
+	// Compaction is [compaction]: when a long conversation is summarized.
+	Compaction Compaction `toml:"compaction"`
 	// Sandbox is how host tools are contained (Linux).
 	Sandbox SandboxConfig `toml:"sandbox"`
 	Unsafe  Unsafe        `toml:"unsafe"`
@@ -145,6 +147,16 @@ type MCPServer struct {
 type TurnConfig struct {
 	MaxSteps int    `toml:"max_steps"`
 	System   string `toml:"system"`
+}
+
+// Compaction is [compaction]. A conversation is compacted automatically
+// (unless auto = false) once it passes threshold of context_window tokens:
+// the model summarizes all but the last keep_turns turns.
+type Compaction struct {
+	Auto          *bool   `toml:"auto"`           // default true
+	ContextWindow int64   `toml:"context_window"` // tokens; default 128000
+	Threshold     float64 `toml:"threshold"`      // fraction of the window; default 0.8
+	KeepTurns     int     `toml:"keep_turns"`     // default 2
 }
 
 // Duration is a time.Duration written as "30s" or "2m" in TOML.
@@ -281,6 +293,9 @@ func (c *Config) validate() error {
 	}
 	if c.Turn.MaxSteps < 0 {
 		return errors.New("turn.max_steps must not be negative")
+	}
+	if p := c.Compaction; p.ContextWindow < 0 || p.KeepTurns < 0 || p.Threshold < 0 || p.Threshold > 1 {
+		return errors.New("compaction: context_window and keep_turns must not be negative, threshold is a fraction from 0 to 1 (e.g. 0.8)")
 	}
 	return nil
 }
