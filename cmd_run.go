@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/wizard"
@@ -273,7 +274,7 @@ func (a *app) chat(f modelFlags) error {
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
 			history = closeDanglingCalls(history)
 		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
 			history = closeDanglingCalls(history)
 		default:
 			fmt.Fprintln(a.stdout)
