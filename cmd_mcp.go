@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/session"
@@ -237,7 +238,7 @@ func (a *app) mcpImport(src string, replace bool) error {
 		}
 		data, err = io.ReadAll(io.LimitReader(a.stdin, 1<<20))
 	} else {
-		data, err = os.ReadFile(src)
+		data, err = userfile.Read(context.Background(), src, userfile.ConfigLimit)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", src, err)

@@ -21,10 +21,15 @@ import (
 // here — at start-up, where the user expects a question — not halfway
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
-func startTools(ctx context.Context, opts Options, gate executor.Gate, audit *auditlog.Log, id string) ([]executor.Tool, func(), error) {
+func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) ([]executor.Tool, func(), error) {
+	bgBox, err := HostSandbox(opts.Config, masks, background.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	bg, err := background.New(background.Options{
 		LogDir:  filepath.Join(opts.Dirs.Data, "background", id),
 		Secrets: opts.Scrub,
+		Sandbox: bgBox,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +39,12 @@ func startTools(ctx context.Context, opts Options, gate executor.Gate, audit *au
 		bg.Close()
 		return nil, nil, err
 	}
-	mgr, err := StartMCP(ctx, MCPOptions{Servers: servers, Dir: opts.Dir, Ambient: opts.Ambient, Vault: opts.Vault,
+	box, err := HostSandbox(opts.Config, masks, "mcp")
+	if err != nil {
+		bg.Close()
+		return nil, nil, err
+	}
+	mgr, err := StartMCP(ctx, MCPOptions{Sandbox: box, Servers: servers, Dir: opts.Dir, Ambient: opts.Ambient, Vault: opts.Vault,
 		Scrub: opts.Scrub, Gate: gate, Audit: audit, Session: id, Version: opts.Version,
 		UnsafeNoCredentialFilter: opts.Config.Unsafe.NoCredentialFilter})
 	if err != nil {
@@ -75,6 +85,8 @@ type MCPOptions struct {
 	Audit   *auditlog.Log
 	Session string
 	Version string
+	// Sandbox is the servers' sandbox; nil runs them without one.
+	Sandbox *tools.Sandbox
 
 	UnsafeNoCredentialFilter bool
 }
@@ -89,6 +101,7 @@ func StartMCP(ctx context.Context, o MCPOptions, names ...string) (*mcp.Manager,
 		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, o.Vault).WithDetail("starting MCP server " + server).Get
 	}
 	mgr, err := mcp.NewManager(mcp.Options{
+		Sandbox: o.Sandbox,
 		Servers: o.Servers, Dir: o.Dir, Ambient: o.Ambient, Secrets: o.Scrub,
 		Grant: grant, Version: o.Version,
 		UnsafeNoCredentialFilter: o.UnsafeNoCredentialFilter,

@@ -26,6 +26,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
 	"github.com/hushcli/hush/tools/files"
@@ -68,6 +69,9 @@ type Options struct {
 	// Version is hush's version, sent to MCP servers and in the http
 	// tool's User-Agent.
 	Version string
+	// Resume, if set, is the session to continue: its id, transcript and
+	// turn count carry on.
+	Resume *transcript.Session
 }
 
 // Session is one assembled agent session.
@@ -104,8 +108,21 @@ func NewID(prefix string) string {
 }
 
 // TranscriptPath is a session's transcript file in the data dir.
-func TranscriptPath(dataDir, id string) string {
-	return filepath.Join(dataDir, "transcripts", id+".jsonl")
+func TranscriptPath(dataDir, id string) string { return transcript.Path(dataDir, id) }
+
+// ModelName is the model a session talks to, as session.started and the
+// transcript name it.
+func ModelName(cfg config.Config, m Model) string {
+	if firstNonEmpty(m.Provider, cfg.Model.Provider) == provider.Replay {
+		return firstNonEmpty(m.Replay, cfg.Model.Replay, "embedded leak check")
+	}
+	return firstNonEmpty(m.Name, cfg.Model.Name)
+}
+
+// compactPolicy is config.toml's [compaction].
+func compactPolicy(cfg config.Config) executor.CompactPolicy {
+	c := cfg.Compaction
+	return executor.CompactPolicy{Auto: c.Auto == nil || *c.Auto, Window: c.ContextWindow, Threshold: c.Threshold, KeepTurns: c.KeepTurns}.Defaults()
 }
 
 // Open wires config, vault, gate, audit log, provider and tools, and
@@ -128,36 +145,52 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 	gate := Gate(cfg, opts.Prompter, opts.Model.Yes)
 
-	id := NewID("")
-	transcriptPath := TranscriptPath(opts.Dirs.Data, id)
-	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o700); err != nil {
-		return nil, fmt.Errorf("create transcript dir: %w", err)
-	}
-	transcript, err := os.OpenFile(transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	masks, err := MaskSet(cfg, opts.Dirs, opts.Ambient, opts.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, err
+	}
+
+	id := NewID("")
+	var transcriptFile *os.File
+	priorTurns := 0
+	if r := opts.Resume; r != nil {
+		id, priorTurns = r.ID, r.LastTurn
+		transcriptFile, err = transcript.Reopen(r)
+	} else {
+		transcriptFile, err = transcript.Create(opts.Dirs.Data, transcript.Header{ID: id, Project: opts.Dir, Provider: prov.Name(), Model: ModelName(cfg, opts.Model)})
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	bashCfg := cfg.Tools[bash.Name]
-	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: cfg.Unsafe.SecretsInArgv})
+	bashBox, err := HostSandbox(cfg, masks, bash.Name)
+	if err != nil {
+		transcriptFile.Close()
+		return nil, err
+	}
+	if n := SandboxNotice(cfg); n != "" {
+		fmt.Fprintf(opts.Stderr, "hush: %s\n", n)
+	}
+	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: cfg.Unsafe.SecretsInArgv, Sandbox: bashBox})
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
 	if err := addInProcessTools(reg, opts); err != nil {
-		transcript.Close()
+		transcriptFile.Close()
 		return nil, err
 	}
 	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
-	extra, stopExtra, err := startTools(ctx, opts, gate, audit, id)
+	extra, stopExtra, err := startTools(ctx, opts, masks, gate, audit, id)
 	if err == nil && ctx.Err() != nil {
 		stopExtra()
 		err = ErrInterrupted
 	}
 	if err != nil {
-		transcript.Close()
+		transcriptFile.Close()
 		audit.Close()
 		return nil, err
 	}
@@ -167,7 +200,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	system, instructions, err := systemPrompt(opts, reg)
 	if err != nil {
 		stopExtra()
-		transcript.Close()
+		transcriptFile.Close()
 		audit.Close()
 		return nil, err
 	}
@@ -182,14 +215,16 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcript,
+		Transcript: transcriptFile,
 		Session:    id,
+		PriorTurns: priorTurns,
+		Compaction: compactPolicy(cfg),
 		System:     system,
 		MaxSteps:   cfg.Turn.MaxSteps,
 
 		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
 	}
-	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stopExtra, transcript: transcript, audit: audit}, nil
+	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stopExtra, transcript: transcriptFile, audit: audit}, nil
 }
 
 // Close stops every MCP server and every background process the user did
@@ -235,7 +270,7 @@ func addInProcessTools(reg *executor.Registry, opts Options) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range files.Tools(masks.Masked) {
+	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
 		reg.Add(t)
 	}
 	h := opts.Config.Tools[httptool.Name]
