@@ -107,3 +107,18 @@ func WriteDiff(w io.Writer, diff string) {
 	}
 	_, _ = io.WriteString(w, b.String())
 }
+
+// sanitizeLine keeps a model- or tool-written string to one line of plain
+// text for a form's label: newlines and tabs become spaces, other control
+// bytes are dropped.
+func sanitizeLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
+}
