@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,8 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -57,9 +60,10 @@ func (a *app) runCommand() *cli.Command {
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
 			"3 the turn ended with a denied tool run or secret, 130 interrupted.",
-		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"}),
+		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
+			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{2, fmt.Errorf("%w (see hush run --help)", err)}
+			return &exitError{exitUsage, fmt.Errorf("%w (see hush run --help)", err)}
 		},
 		Action: func(c *cli.Context) error {
 			err := a.runAction(c)
@@ -78,7 +82,7 @@ func (a *app) runAction(c *cli.Context) error {
 	for i, arg := range c.Args().Slice() {
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
-			return &exitError{2, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
+			return &exitError{exitUsage, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
 		}
 	}
 	prompt := strings.Join(c.Args().Slice(), " ")
@@ -90,12 +94,12 @@ func (a *app) runAction(c *cli.Context) error {
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return &exitError{2, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
+		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	return a.runOnce(readModelFlags(c), prompt)
+	return a.runOnce(readModelFlags(c), prompt, resumeRequest{cont: c.Bool("continue")})
 }
 
-func (a *app) runOnce(f modelFlags, prompt string) error {
+func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	var sink executor.Events
 	var stream *events.Writer
 	if f.json {
@@ -107,23 +111,53 @@ func (a *app) runOnce(f modelFlags, prompt string) error {
 		term.previewLines = 60
 		sink = term
 	}
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: sink})
+	var resumed *transcript.Session
+	if rr.any() {
+		s, err := a.findSession(rr, false)
+		if err != nil {
+			return runFailed(stream, events.KindConfig, err)
+		}
+		resumed = s
+	}
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: sink, resume: resumed})
 	if err != nil {
 		return runFailed(stream, events.KindConfig, err)
 	}
 	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+		if stream == nil {
+			fmt.Fprintln(a.stderr, "hush: "+resumeNote(resumed))
+		}
+	}
 	if stream != nil {
-		stream.SessionStarted(a.sessionInfo(agent, f))
+		info := a.sessionInfo(agent, f)
+		if resumed != nil {
+			info.Resumed, info.Turns = true, resumed.Completed
+		}
+		stream.SessionStarted(info)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := agent.RunTurn(ctx, nil, strings.TrimSpace(prompt))
+	if agent.NeedsCompaction(&conv, 0) {
+		c, err := agent.Compact(ctx, &conv, 0)
+		if err != nil {
+			return runFailed(stream, events.KindModel, err)
+		}
+		if stream != nil {
+			stream.Compacted(c.Through, c.Summarized, c.Kept, c.Summary)
+		} else {
+			fmt.Fprintln(a.stderr, "hush: "+compactNote(c))
+		}
+	}
+	res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
 	if !f.json {
 		fmt.Fprintln(a.stdout)
 	}
 	switch {
 	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, &exitError{130, errors.New("interrupted; the running tool was stopped")})
+		return runFailed(stream, events.KindInterrupted, &exitError{exitInterrupted, errors.New("interrupted; the running tool was stopped")})
 	case errors.Is(err, executor.ErrModel):
 		return runFailed(stream, events.KindModel, err)
 	case errors.Is(err, executor.ErrMaxSteps):
@@ -131,7 +165,7 @@ func (a *app) runOnce(f modelFlags, prompt string) error {
 	case err != nil:
 		return runFailed(stream, events.KindInternal, err)
 	case len(res.Denied) > 0:
-		return runFailed(stream, events.KindDenied, &exitError{3, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
+		return runFailed(stream, events.KindDenied, &exitError{exitDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))})
 	}
 	return nil
@@ -142,7 +176,7 @@ func (a *app) runOnce(f modelFlags, prompt string) error {
 func runFailed(stream *events.Writer, kind string, err error) error {
 	var ee *exitError
 	if !errors.As(err, &ee) {
-		ee = &exitError{1, err}
+		ee = &exitError{exitFailure, err}
 	}
 	if ee.code == 130 {
 		kind = events.KindInterrupted
@@ -159,15 +193,17 @@ func (a *app) sessionInfo(agent *executor.Agent, f modelFlags) events.Session {
 	for _, t := range agent.Tools.List() {
 		names = append(names, t.Name())
 	}
-	model := firstNonEmpty(f.model, a.cfg.Model.Name)
-	if agent.Provider.Name() == "replay" {
-		model = firstNonEmpty(f.replay, a.cfg.Model.Replay, "embedded leak check")
+	sandbox := events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"}
+	if st := tools.SandboxStatus(); st.Namespaces {
+		sandbox = events.Sandbox{State: "namespaces", Detail: fmt.Sprintf("own user, PID and mount namespaces per host tool; Landlock ABI %d", st.LandlockABI)}
+	} else if st.Reason != "" {
+		sandbox.Detail = st.Reason
 	}
 	return events.Session{
 		ID:         agent.Session,
-		Model:      events.Model{Provider: agent.Provider.Name(), Name: model},
+		Model:      events.Model{Provider: agent.Provider.Name(), Name: a.modelName(f)},
 		Directory:  agent.Dir,
-		Sandbox:    events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"},
+		Sandbox:    sandbox,
 		Tools:      names,
 		Transcript: a.transcriptPath(agent.Session),
 	}
@@ -181,12 +217,24 @@ func (a *app) chatCommand() *cli.Command {
 			"with its arguments and a preview of its output. When a tool wants to run or read a\n" +
 			"secret and no rule in config.toml decides, you are asked.\n" +
 			"Ctrl-C stops the running turn (and kills the tool's processes); Ctrl-D exits.",
-		Flags:  modelFlagList(),
-		Action: func(c *cli.Context) error { return a.chat(readModelFlags(c)) },
+		ArgsUsage: "[--continue | --resume [ID]]",
+		Flags: append(modelFlagList(),
+			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project"},
+			&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one"}),
+		Action: func(c *cli.Context) error {
+			rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
+			if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
+				return &exitError{2, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
+			}
+			if rr.cont && rr.resume {
+				return &exitError{2, errors.New("--continue and --resume both pick a session: use one")}
+			}
+			return a.chat(readModelFlags(c), rr)
+		},
 	}
 }
 
-func (a *app) chat(f modelFlags) error {
+func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	var prompter executor.Prompter
 	interactive := false
 	if file, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
@@ -198,12 +246,24 @@ func (a *app) chat(f modelFlags) error {
 	if err := a.firstRun(f); err != nil {
 		return err
 	}
+	var resumed *transcript.Session
+	if rr.any() {
+		s, err := a.findSession(rr, interactive)
+		if err != nil {
+			return err
+		}
+		resumed = s
+	}
 	events := newTermEvents(a.stdout)
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events})
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+	}
 	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
 	if a.instructions != "" {
 		fmt.Fprintln(a.stdout, a.instructions)
@@ -211,6 +271,10 @@ func (a *app) chat(f modelFlags) error {
 	if !interactive {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}
+	if resumed != nil {
+		fmt.Fprintln(a.stdout, resumeNote(resumed))
+	}
+	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -236,7 +300,7 @@ func (a *app) chat(f modelFlags) error {
 					// the kernel's parent-death signal reaches only
 					// direct children.
 					closeFn()
-					os.Exit(143)
+					exitNow(exitTerminated)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
 			}
@@ -245,7 +309,6 @@ func (a *app) chat(f modelFlags) error {
 	defer close(quit)
 
 	in := bufio.NewReader(a.stdin)
-	var history []provider.Message
 	for {
 		fmt.Fprint(a.stdout, "› ")
 		line, err := in.ReadString('\n')
@@ -264,23 +327,86 @@ func (a *app) chat(f modelFlags) error {
 		mu.Lock()
 		cancelTurn = cancel
 		mu.Unlock()
-		added, err := runTurn(ctx, agent, history, line)
+		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
+			a.chatSessionCommand(ctx, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
+			mu.Lock()
+			cancelTurn = nil
+			mu.Unlock()
+			cancel()
+			continue
+		}
+		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
-		history = append(history, added...)
+		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-			history = closeDanglingCalls(history)
 		case err != nil:
 			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
-			history = closeDanglingCalls(history)
 		default:
 			fmt.Fprintln(a.stdout)
+			if agent.NeedsCompaction(&conv, res.Context) {
+				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				a.chatSessionCommand(ctx, agent, &conv, "/compact", "", interactive)
+			}
 		}
 		cancel()
 	}
+}
+
+// chatSessionCommand runs /resume [ID] and /compact [N] in chat.
+func (a *app) chatSessionCommand(ctx context.Context, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
+	switch cmd {
+	case "/compact":
+		keep := 0
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				fmt.Fprintf(a.stdout, "hush: /compact takes the number of latest turns to keep verbatim, e.g. /compact 2 (got %q)\n", arg)
+				return
+			}
+			keep = n
+		}
+		c, err := agent.Compact(ctx, conv, keep)
+		if err != nil {
+			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			return
+		}
+		fmt.Fprintln(a.stdout, compactNote(c))
+		fmt.Fprintln(a.stdout, "  │ "+strings.ReplaceAll(outbuf.Sanitize(c.Summary), "\n", "\n  │ "))
+	case "/resume":
+		s, err := a.findSession(resumeRequest{resume: true, id: arg}, interactive)
+		if err != nil {
+			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			return
+		}
+		f, err := transcript.Reopen(s)
+		if err != nil {
+			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			return
+		}
+		old := agent.SwitchSession(s.ID, f, s.LastTurn)
+		if c, ok := old.(io.Closer); ok {
+			_ = c.Close()
+		}
+		*conv = s.Conversation
+		fmt.Fprintln(a.stdout, resumeNote(s))
+	}
+}
+
+// compactNote says what a compaction did.
+func compactNote(c executor.Compacted) string {
+	return fmt.Sprintf("Compacted: %s now a summary made by the model (stored in the transcript); the last %d turn(s) stay verbatim.", turnRange(c.Through), c.Kept)
+}
+
+// turnRange names turns 1..n.
+func turnRange(n int) string {
+	if n == 1 {
+		return "turn 1 is"
+	}
+	return fmt.Sprintf("turns 1–%d are", n)
 }
 
 // closeDanglingCalls answers tool calls a cancelled turn left open, so the

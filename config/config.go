@@ -27,13 +27,34 @@ const FileName = "config.toml"
 // (api_key, set values, MCP env) is a ${NAME} template resolved through the
 // gated vault at use, never at load.
 type Config struct {
-	Model  Model                 `toml:"model"`
-	Vault  VaultConfig           `toml:"vault"`
-	Tools  map[string]ToolConfig `toml:"tools"`
-	Rules  []Rule                `toml:"rules"`
-	MCP    map[string]MCPServer  `toml:"mcp"`
-	Turn   TurnConfig            `toml:"turn"`
-	Unsafe Unsafe                `toml:"unsafe"`
+	Model Model                 `toml:"model"`
+	Vault VaultConfig           `toml:"vault"`
+	Tools map[string]ToolConfig `toml:"tools"`
+	Rules []Rule                `toml:"rules"`
+	MCP   map[string]MCPServer  `toml:"mcp"`
+	Turn  TurnConfig            `toml:"turn"`
+	// Compaction is [compaction]: when a long conversation is summarized.
+	Compaction Compaction `toml:"compaction"`
+	// Sandbox is how host tools are contained (Linux).
+	Sandbox SandboxConfig `toml:"sandbox"`
+	Unsafe  Unsafe        `toml:"unsafe"`
+}
+
+// SandboxConfig is [sandbox]: every host tool (bash, background processes,
+// MCP servers) runs in a sandbox of its own that hides hush's files, the
+// keyring and Docker sockets, the project's .env files and the home
+// directory's credential stores (tools.MaskSet owns the list).
+type SandboxConfig struct {
+	// Required refuses to run host tools where the kernel refuses the
+	// sandbox, instead of running them without it.
+	Required bool `toml:"required"`
+	// Docker leaves the Docker socket reachable (a tool that runs docker).
+	Docker bool `toml:"docker"`
+	// Allow re-opens hidden paths at or below these ("~/.ssh", "~/.aws");
+	// Hide hides more. "~/" is the home directory; a relative path is
+	// relative to the project.
+	Allow []string `toml:"allow"`
+	Hide  []string `toml:"hide"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
@@ -49,13 +70,16 @@ type Unsafe struct {
 	NoMountMask bool `toml:"no_mount_mask"`
 	// NoRedaction passes tool output through unredacted.
 	NoRedaction bool `toml:"no_redaction"`
+	// NoSandbox runs host tools without the sandbox (`hush audit
+	// --sandbox off` sets it in the audit's own config).
+	NoSandbox bool `toml:"no_sandbox"`
 }
 
 // Any reports whether any protection is switched off, and which.
 func (u Unsafe) Any() []string {
 	var on []string
 	for name, set := range map[string]bool{"no_credential_filter": u.NoCredentialFilter, "secrets_in_argv": u.SecretsInArgv,
-		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction} {
+		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction, "no_sandbox": u.NoSandbox} {
 		if set {
 			on = append(on, name)
 		}
@@ -123,6 +147,16 @@ type MCPServer struct {
 type TurnConfig struct {
 	MaxSteps int    `toml:"max_steps"`
 	System   string `toml:"system"`
+}
+
+// Compaction is [compaction]. A conversation is compacted automatically
+// (unless auto = false) once it passes threshold of context_window tokens:
+// the model summarizes all but the last keep_turns turns.
+type Compaction struct {
+	Auto          *bool   `toml:"auto"`           // default true
+	ContextWindow int64   `toml:"context_window"` // tokens; default 128000
+	Threshold     float64 `toml:"threshold"`      // fraction of the window; default 0.8
+	KeepTurns     int     `toml:"keep_turns"`     // default 2
 }
 
 // Duration is a time.Duration written as "30s" or "2m" in TOML.
@@ -242,8 +276,26 @@ func (c *Config) validate() error {
 			return fmt.Errorf("mcp.%s.command is empty", name)
 		}
 	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"sandbox.allow", c.Sandbox.Allow}, {"sandbox.hide", c.Sandbox.Hide}} {
+		for _, p := range l.paths {
+			switch {
+			case strings.TrimSpace(p) == "":
+				return fmt.Errorf("%s: an entry is empty", l.key)
+			case strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
+				return fmt.Errorf("%s: %q: only ~/ (your own home) is expanded", l.key, p)
+			case strings.ContainsRune(p, 0):
+				return fmt.Errorf("%s: %q holds a NUL byte", l.key, p)
+			}
+		}
+	}
 	if c.Turn.MaxSteps < 0 {
 		return errors.New("turn.max_steps must not be negative")
+	}
+	if p := c.Compaction; p.ContextWindow < 0 || p.KeepTurns < 0 || p.Threshold < 0 || p.Threshold > 1 {
+		return errors.New("compaction: context_window and keep_turns must not be negative, threshold is a fraction from 0 to 1 (e.g. 0.8)")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 )
 
@@ -62,10 +63,15 @@ type Agent struct {
 	// JSON line, redacted.
 	Transcript io.Writer
 	Session    string
+	// PriorTurns is the highest turn number a resumed session already has;
+	// this agent's turns are numbered after it.
+	PriorTurns int
 	System     string
 	// UnsafeNoRedaction passes tool output through unscrubbed. It exists
 	// only so `hush audit`'s tests can prove redaction is load-bearing.
 	UnsafeNoRedaction bool
+	// Compaction says when the conversation is compacted (see Compact).
+	Compaction CompactPolicy
 	// MaxSteps bounds model calls in one turn (default 25).
 	MaxSteps int
 	// OutputHead and OutputTail bound what the model sees of one tool
@@ -76,6 +82,17 @@ type Agent struct {
 	turns        int
 	ambientNames []string     // tools.SortedNames(Ambient), made at the first turn
 	scrub        *SecretCache // Scrub, or the agent's own
+}
+
+// SwitchSession makes the agent continue session id, writing to transcript
+// and numbering turns after priorTurns; it returns the transcript it wrote
+// before. It must not be called during a turn.
+func (a *Agent) SwitchSession(id string, transcript io.Writer, priorTurns int) io.Writer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.Transcript
+	a.Session, a.Transcript, a.PriorTurns, a.turns = id, transcript, priorTurns, 0
+	return old
 }
 
 // scrubbers returns the redactor and secret set for this turn's vault.
@@ -114,6 +131,9 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 // result still holds the messages added so far.
 func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt string) (TurnResult, error) {
 	a.mu.Lock()
+	if a.turns < a.PriorTurns {
+		a.turns = a.PriorTurns
+	}
 	a.turns++
 	turn := a.turns
 	if a.ambientNames == nil {
@@ -122,7 +142,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	ambientNames := a.ambientNames
 	a.mu.Unlock()
 
-	var res TurnResult
+	res := TurnResult{Turn: turn}
 	red, secrets, err := a.scrubbers()
 	if err != nil {
 		return res, err
@@ -141,7 +161,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	add := func(m provider.Message) {
 		msgs = append(msgs, m)
 		res.Messages = append(res.Messages, m)
-		a.writeTranscript(m)
+		a.writeTranscript(turn, m)
 	}
 	add(provider.Message{Role: provider.RoleUser, Text: prompt})
 
@@ -168,6 +188,10 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Usage.InputTokens += resp.Usage.InputTokens
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
 		res.Usage.CachedTokens += resp.Usage.CachedTokens
+		res.Context = resp.Usage.InputTokens + resp.Usage.OutputTokens
+		if a.Provider.Name() == "anthropic" {
+			res.Context += resp.Usage.CachedTokens // reported apart from input_tokens
+		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
 		for i, c := range resp.ToolCalls {
 			c.Args = json.RawMessage(red.String(string(c.Args)))
@@ -215,7 +239,17 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)}
+	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args), Dir: a.Dir}
+	var configured []string
+	if a.Policy != nil {
+		configured = a.Policy(call.Name).Secrets
+	}
+	if sum := SummarizeCall(args, configured); sum.HasCommand {
+		// The command is what runs; the secrets are names, never values.
+		req.Command, req.HasCommand, req.Secrets = sum.Command, true, sum.Secrets
+	} else {
+		req.Secrets = sum.Secrets
+	}
 	var preview *Preview
 	if pv, ok := tool.(Previewer); ok {
 		// Before the gate: the person deciding sees the resolved path or the
@@ -237,7 +271,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	}
 	if v.Decision != Allow {
 		status = StatusDenied
-		return finish("denied: "+v.Message, true)
+		return finish(DenialText(red.String(v.Message)), true)
 	}
 
 	head, tail := a.OutputHead, a.OutputTail
@@ -262,11 +296,16 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	b.WriteString(kept.String())
 	isErr := res.IsError
 	exitCode = res.ExitCode
+	var denial *DeniedError
 	switch {
 	case ctx.Err() != nil:
 		appendLine(&b, "cancelled by the user")
 		isErr = true
 		status = StatusCancelled
+	case errors.As(runErr, &denial):
+		// A secret it asked for was refused: one sentence, not an error.
+		appendLine(&b, DenialText(red.String(denial.Message)))
+		isErr = true
 	case runErr != nil:
 		appendLine(&b, "error: "+red.String(runErr.Error()))
 		isErr = true
@@ -299,6 +338,9 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
 		Secrets:      secrets,
 		Output:       out,
+		Confirm: func(gateID, detail string) (Verdict, error) {
+			return gate.Decide(ctx, Request{GateID: gateID, Subject: name, Turn: turn, Detail: detail})
+		},
 	}
 	if a.Policy != nil {
 		tc.Policy = a.Policy(name)
@@ -334,25 +376,13 @@ func (a *Agent) toolNames() []string {
 	return names
 }
 
-// TranscriptEntry is one line of the transcript file.
-type TranscriptEntry struct {
-	Session    string              `json:"session,omitempty"`
-	Role       provider.Role       `json:"role"`
-	Text       string              `json:"text,omitempty"`
-	ToolCalls  []provider.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string              `json:"tool_call_id,omitempty"`
-	IsError    bool                `json:"is_error,omitempty"`
-}
-
-func (a *Agent) writeTranscript(m provider.Message) {
+func (a *Agent) writeTranscript(turn int, m provider.Message) {
 	if a.Transcript == nil {
 		return
 	}
-	line, err := json.Marshal(TranscriptEntry{Session: a.Session, Role: m.Role, Text: m.Text, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
-	if err != nil {
-		return
-	}
-	_, _ = a.Transcript.Write(append(line, '\n'))
+	// One write per entry, to a file opened O_APPEND: a crash leaves every
+	// earlier entry whole (see executor/transcript).
+	_, _ = a.Transcript.Write(transcript.Line(transcript.MessageEntry(a.Session, turn, m)))
 }
 
 type textSink struct{ ev Events }
