@@ -20,6 +20,17 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
+// Exit codes: the one list (README and `hush run --help` describe them).
+const (
+	exitOK          = 0
+	exitFailure     = 1   // a command failed; the message says why
+	exitUsage       = 2   // a flag or argument is wrong
+	exitDenied      = 3   // hush run: the turn ended on a denial
+	exitInternal    = 70  // a panic (EX_SOFTWARE); one redacted sentence is printed
+	exitInterrupted = 130 // Ctrl-C (128 + SIGINT)
+	exitTerminated  = 143 // SIGTERM (128 + SIGTERM)
+)
+
 // exitError carries an exit code through urfave/cli without a stack trace.
 type exitError struct {
 	code int
@@ -42,7 +53,7 @@ func run(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
-			code = 70
+			code = exitInternal
 		}
 	}()
 	return a.main(args)
@@ -85,6 +96,10 @@ type app struct {
 	cfg     config.Config
 	initErr error
 
+	masksOnce sync.Once
+	masks     *tools.MaskSet // the sandbox's mask list (sandbox_wiring.go)
+	masksErr  error
+
 	vaultOnce sync.Once
 	vault     *vault.Layered
 	proxy     *vault.Proxy
@@ -96,9 +111,9 @@ func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
 	err := cliApp.Run(args)
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	code := 1
+	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
@@ -146,6 +161,7 @@ func (a *app) cliApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
 		DefaultCommand:  "chat",

@@ -29,16 +29,17 @@ func ProjectMaskPatterns() []string { return []string{".env", ".env.*", ".envrc"
 
 // Reasons, as `hush sandbox show` prints them.
 const (
-	ReasonDataDir    = "hush's data dir: the vault, the audit log, transcripts, background logs"
-	ReasonConfigDir  = "hush's config dir: config.toml, mcp.json, the trusted-projects file"
-	ReasonBus        = "the session bus socket: the keyring (Secret Service) answers on it"
-	ReasonKeyring    = "the keyring daemon's sockets"
-	ReasonDocker     = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
-	ReasonDotEnv     = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
-	ReasonCredential = "a credential store in the home directory; `[sandbox] allow` re-opens it"
-	ReasonSSHKey     = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
-	ReasonHide       = "listed in [sandbox] hide"
-	ReasonUnreadable = "a project directory hush cannot list, so it cannot check it for .env files"
+	ReasonDataDir      = "hush's data dir: the vault, the audit log, transcripts, background logs"
+	ReasonConfigDir    = "hush's config dir: config.toml, mcp.json, the trusted-projects file"
+	ReasonOtherHushDir = "hush's config or data dir at its default place (HUSH_CONFIG_DIR or HUSH_DATA_DIR moved this session's)"
+	ReasonBus          = "the session bus socket: the keyring (Secret Service) answers on it"
+	ReasonKeyring      = "the keyring daemon's sockets"
+	ReasonDocker       = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
+	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
+	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
+	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
+	ReasonHide         = "listed in [sandbox] hide"
+	ReasonUnreadable   = "a project directory hush cannot list, so it cannot check it for .env files"
 )
 
 // homeCredentialStores are hidden by default, relative to the home
@@ -65,6 +66,10 @@ type MaskOptions struct {
 	Home      string
 	ConfigDir string // hush's config dir
 	DataDir   string // hush's data dir
+	// OtherHushDirs are hush's dirs at their default places when
+	// HUSH_CONFIG_DIR or HUSH_DATA_DIR moved this session's elsewhere:
+	// another vault may live there.
+	OtherHushDirs []string
 	// RuntimeDir is $XDG_RUNTIME_DIR; BusAddress $DBUS_SESSION_BUS_ADDRESS;
 	// DockerHost $DOCKER_HOST — all from hush's start-up snapshot.
 	RuntimeDir string
@@ -126,7 +131,7 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		return resolvePath(filepath.Clean(p)), nil
 	}
 	hushDirs := []string{}
-	for _, d := range []string{opts.DataDir, opts.ConfigDir} {
+	for _, d := range append([]string{opts.DataDir, opts.ConfigDir}, opts.OtherHushDirs...) {
 		if d != "" {
 			hushDirs = append(hushDirs, resolvePath(d))
 		}
@@ -154,6 +159,9 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	}
 	add(opts.DataDir, true, ReasonDataDir)
 	add(opts.ConfigDir, true, ReasonConfigDir)
+	for _, d := range opts.OtherHushDirs {
+		add(d, true, ReasonOtherHushDir)
+	}
 	for _, p := range busSockets(opts.BusAddress, opts.RuntimeDir) {
 		add(p, false, ReasonBus)
 	}
@@ -190,6 +198,9 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		p, err := expand(h)
 		if err != nil {
 			return nil, fmt.Errorf("[sandbox] hide: %w", err)
+		}
+		if p == "/" || (opts.Project != "" && within2(resolvePath(opts.Project), p)) {
+			return nil, fmt.Errorf("[sandbox] hide %q would hide the project itself", h)
 		}
 		add(p, false, ReasonHide)
 	}
@@ -296,7 +307,7 @@ func (s *MaskSet) MaskedResolved(absPath string) (reason string, masked bool) {
 
 func (s *MaskSet) maskedPath(p string) (string, bool) {
 	for _, m := range s.fixed {
-		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir {
+		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir || m.Reason == ReasonOtherHushDir {
 			if within2(p, m.Path) {
 				return m.Reason, true
 			}
