@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"

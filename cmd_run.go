@@ -14,8 +14,8 @@ import (
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/events"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
