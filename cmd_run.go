@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
@@ -59,7 +60,8 @@ func (a *app) runCommand() *cli.Command {
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
-			"3 the turn ended with a denied tool run or secret, 130 interrupted.",
+			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
+			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -138,7 +140,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		}
 		stream.SessionStarted(info)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSig, stop := notifyStop(context.Background())
 	defer stop()
 	if agent.NeedsCompaction(&conv, 0) {
 		c, err := agent.Compact(ctx, &conv, 0)
@@ -157,7 +159,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, &exitError{exitInterrupted, errors.New("interrupted; the running tool was stopped")})
+		return runFailed(stream, events.KindInterrupted, signalExit(stopSig.get()))
 	case errors.Is(err, executor.ErrModel):
 		return runFailed(stream, events.KindModel, err)
 	case errors.Is(err, executor.ErrMaxSteps):
@@ -178,7 +180,7 @@ func runFailed(stream *events.Writer, kind string, err error) error {
 	if !errors.As(err, &ee) {
 		ee = &exitError{exitFailure, err}
 	}
-	if ee.code == 130 {
+	if ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitHangup {
 		kind = events.KindInterrupted
 	}
 	if stream != nil {
@@ -277,10 +279,11 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	var mu sync.Mutex
 	var cancelTurn context.CancelFunc
+	var turnDone chan struct{} // closed when the running turn has returned
 	quit := make(chan struct{})
 	go func() {
 		for {
@@ -289,18 +292,26 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 				return
 			case s := <-sigs:
 				mu.Lock()
-				c := cancelTurn
+				c, done := cancelTurn, turnDone
 				mu.Unlock()
+				if s == syscall.SIGHUP || s == syscall.SIGTERM {
+					// The terminal closed, or hush was told to stop: end
+					// the turn as Ctrl-C would (its tools' processes are
+					// killed), then stop background processes and MCP
+					// servers, then exit 129 / 143.
+					if c != nil {
+						c()
+						select {
+						case <-done:
+						case <-time.After(10 * time.Second):
+						}
+					}
+					closeFn()
+					exitNow(signalExit(s).code)
+				}
 				if c != nil {
 					c()
 					continue
-				}
-				if s == syscall.SIGTERM {
-					// Stop background processes and MCP servers first:
-					// the kernel's parent-death signal reaches only
-					// direct children.
-					closeFn()
-					exitNow(exitTerminated)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
 			}
@@ -324,22 +335,25 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 			return nil
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
 		mu.Lock()
-		cancelTurn = cancel
+		cancelTurn, turnDone = cancel, done
 		mu.Unlock()
+		endTurn := func() {
+			mu.Lock()
+			cancelTurn, turnDone = nil, nil
+			mu.Unlock()
+			close(done)
+		}
 		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
 			a.chatSessionCommand(ctx, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
-			mu.Lock()
-			cancelTurn = nil
-			mu.Unlock()
+			endTurn()
 			cancel()
 			continue
 		}
 		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
 		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+		endTurn()
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
