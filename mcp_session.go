@@ -11,6 +11,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/mcp"
@@ -97,6 +98,9 @@ func (a *app) mcpServers() ([]mcp.Server, error) {
 	fromJSON, err := config.LoadMCPJSON(filepath.Join(a.dirs.Config, config.MCPFileName))
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range selftest.LiteralSecrets(config.Config{}, fromJSON) {
+		fmt.Fprintln(a.stderr, "hush: warning: "+w)
 	}
 	named, err := config.MCPServers(a.cfg.MCP, fromJSON)
 	if err != nil {
