@@ -11,6 +11,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -119,12 +120,33 @@ func (a *app) main(args []string) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+		// An error can carry text from outside: a model server's error
+		// body, a file name. Neither may drive the terminal.
+		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
 	}
 	return code
 }
 
 func (a *app) cliApp() *cli.App {
+	app := a.newCLIApp()
+	hideLeafHelpCommands(app.Commands)
+	return app
+}
+
+// hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
+// gives every command from commands that have no subcommands of their own:
+// there it swallowed an argument, so `hush mcp tools h` printed help
+// instead of looking up server h. --help still works everywhere.
+func hideLeafHelpCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		hideLeafHelpCommands(c.Subcommands)
+	}
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
 		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",

@@ -344,7 +344,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
 		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
 		default:
 			fmt.Fprintln(a.stdout)
 			if agent.NeedsCompaction(&conv, res.Context) {
