@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,14 +8,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
-	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 func modelFlagList() []cli.Flag {
@@ -111,112 +107,6 @@ func (a *app) runOnce(f modelFlags, prompt string) error {
 		newJSONEvents(a.stdout).emit(map[string]any{"type": "done"})
 	}
 	return nil
-}
-
-func (a *app) chatCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "chat",
-		Usage: "chat with the agent in the terminal (the default command)",
-		Description: "Type a request and press Enter. The model's text streams in; each tool call is shown\n" +
-			"with its arguments and a preview of its output. When a tool wants to run or read a\n" +
-			"secret and no rule in config.toml decides, you are asked.\n" +
-			"Ctrl-C stops the running turn (and kills the tool's processes); Ctrl-D exits.",
-		Flags:  modelFlagList(),
-		Action: func(c *cli.Context) error { return a.chat(readModelFlags(c)) },
-	}
-}
-
-func (a *app) chat(f modelFlags) error {
-	var prompter executor.Prompter
-	interactive := false
-	if file, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
-		interactive = true
-		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
-	}
-	// First run: nothing configured and a person at the terminal.
-	if err := a.firstRun(f); err != nil {
-		return err
-	}
-	events := newTermEvents(a.stdout)
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events})
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
-	if !interactive {
-		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
-	}
-
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
-	quit := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			case s := <-sigs:
-				mu.Lock()
-				c := cancelTurn
-				mu.Unlock()
-				if c != nil {
-					c()
-					continue
-				}
-				if s == syscall.SIGTERM {
-					// Stop background processes and MCP servers first:
-					// the kernel's parent-death signal reaches only
-					// direct children.
-					closeFn()
-					os.Exit(143)
-				}
-				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
-			}
-		}
-	}()
-	defer close(quit)
-
-	in := bufio.NewReader(a.stdin)
-	var history []provider.Message
-	for {
-		fmt.Fprint(a.stdout, "› ")
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(a.stdout)
-			return nil // Ctrl-D or end of input
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if line == "/exit" || line == "/quit" {
-			return nil
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		mu.Lock()
-		cancelTurn = cancel
-		mu.Unlock()
-		added, err := runTurn(ctx, agent, history, line)
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
-		history = append(history, added...)
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-			history = closeDanglingCalls(history)
-		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
-			history = closeDanglingCalls(history)
-		default:
-			fmt.Fprintln(a.stdout)
-		}
-		cancel()
-	}
 }
 
 // closeDanglingCalls answers tool calls a cancelled turn left open, so the

@@ -28,6 +28,13 @@ type Events interface {
 	ToolEnd(call provider.ToolCall, result string, isError bool)
 }
 
+// UsageEvents is an optional capability of Events: it receives the token
+// counts the server reported for each model call of a turn (several per
+// turn when tools are called), as soon as the call's stream ends.
+type UsageEvents interface {
+	Usage(u provider.Usage)
+}
+
 // Agent runs turns: model → tool calls → model, until a final answer.
 type Agent struct {
 	Provider provider.Provider
@@ -142,6 +149,9 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 		_ = textRed.Close()
 		if err != nil {
 			return added, fmt.Errorf("model: %s", red.String(err.Error()))
+		}
+		if ue, ok := a.Events.(UsageEvents); ok {
+			ue.Usage(resp.Usage)
 		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
 		for i, c := range resp.ToolCalls {

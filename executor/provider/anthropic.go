@@ -69,8 +69,12 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
-			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
-			resp.Usage.OutputTokens = ev.Message.Usage.OutputTokens
+			u := ev.Message.Usage
+			// input_tokens counts only what was not read from or written to
+			// the cache; Usage.InputTokens is the whole prompt.
+			resp.Usage.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+			resp.Usage.CachedTokens = u.CacheReadInputTokens
+			resp.Usage.OutputTokens = u.OutputTokens
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" {
 				calls[ev.Index] = &toolCallBuilder{id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
@@ -92,8 +96,9 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 				resp.StopReason = string(ev.Delta.StopReason)
 			}
 			// message_delta usage is cumulative for the whole message.
-			if ev.Usage.InputTokens > 0 {
-				resp.Usage.InputTokens = ev.Usage.InputTokens
+			if in := ev.Usage.InputTokens + ev.Usage.CacheReadInputTokens + ev.Usage.CacheCreationInputTokens; in > 0 {
+				resp.Usage.InputTokens = in
+				resp.Usage.CachedTokens = ev.Usage.CacheReadInputTokens
 			}
 			if ev.Usage.OutputTokens > 0 {
 				resp.Usage.OutputTokens = ev.Usage.OutputTokens

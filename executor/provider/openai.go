@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -69,7 +70,7 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+			resp.Usage = openAIUsage(chunk.Usage)
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 { // hush never asks for n > 1
@@ -116,6 +117,19 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 	}
 	resp.ToolCalls = tcs
 	return resp, nil
+}
+
+// openAIUsage reads the usage chunk, with usage.cost where a server (an
+// OpenRouter-style proxy) reports what the call cost.
+func openAIUsage(u openai.CompletionUsage) Usage {
+	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedTokens: u.PromptTokensDetails.CachedTokens}
+	if f, ok := u.JSON.ExtraFields["cost"]; ok {
+		var cost float64
+		if json.Unmarshal([]byte(f.Raw()), &cost) == nil && cost > 0 {
+			out.CostUSD = cost
+		}
+	}
+	return out
 }
 
 // openAIStreamMessage recognises an error event inside the SSE stream.

@@ -110,10 +110,20 @@ type Response struct {
 	Usage      Usage
 }
 
-// Usage counts the tokens of one turn, as reported by the server (zero when
-// it reports nothing).
+// Usage counts the tokens of one model call, as reported by the server
+// (zero when it reports nothing). InputTokens includes CachedTokens, the
+// part of the prompt the server read from its cache. CostUSD is what the
+// call cost, when the server says (OpenRouter and some proxies send
+// usage.cost); 0 otherwise.
 type Usage struct {
-	InputTokens, OutputTokens int64
+	InputTokens, OutputTokens, CachedTokens int64
+	CostUSD                                 float64
+}
+
+// Add sums two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
+		CachedTokens: u.CachedTokens + o.CachedTokens, CostUSD: u.CostUSD + o.CostUSD}
 }
 
 // Provider streams one model response.
