@@ -15,6 +15,13 @@ import (
 type step struct {
 	text  string
 	calls []fakeCall
+	// usage, when set, is sent as the stream's usage chunk:
+	// prompt and completion tokens.
+	usage *[2]int
+	// hang: accept the request and never answer.
+	hang bool
+	// raw, when set, replaces the whole answer body.
+	raw string
 }
 
 type fakeCall struct {
@@ -87,7 +94,15 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if n < len(f.steps) {
 		s = f.steps[n]
 	}
+	if s.hang {
+		<-r.Context().Done()
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	if s.raw != "" {
+		fmt.Fprint(w, s.raw)
+		return
+	}
 	chunk := func(delta map[string]any, finish any) {
 		b, _ := json.Marshal(map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake",
@@ -117,5 +132,12 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	chunk(map[string]any{}, finish)
+	if s.usage != nil {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
+			"usage": map[string]any{"prompt_tokens": s.usage[0], "completion_tokens": s.usage[1], "total_tokens": s.usage[0] + s.usage[1]},
+		})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }

@@ -44,6 +44,7 @@ func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.
 	form := huh.NewForm(huh.NewGroup(note, sel)).WithInput(p.In).WithOutput(p.Out).WithAccessible(p.Accessible).WithShowHelp(false)
 	if err := form.RunWithContext(ctx); err != nil {
 		if errors.Is(err, huh.ErrUserAborted) {
+			fmt.Fprintln(p.Out, "denied: you pressed Ctrl-C at the prompt")
 			return executor.ChoiceDeny, nil
 		}
 		return executor.ChoiceDeny, err
