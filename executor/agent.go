@@ -148,7 +148,12 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 		_ = textOut.Close()
 		_ = textRed.Close()
 		if err != nil {
-			return added, fmt.Errorf("model: %s", red.String(err.Error()))
+			msg := red.String(err.Error())
+			var me *provider.MalformedEventError
+			if errors.As(err, &me) {
+				msg = me.Redacted(red.String) // redacted whole, then cut
+			}
+			return added, fmt.Errorf("model: %s", msg)
 		}
 		if ue, ok := a.Events.(UsageEvents); ok {
 			ue.Usage(resp.Usage)

@@ -338,8 +338,9 @@ type model struct {
 	cost                        float64
 	costSeen                    bool
 
-	suspended   bool
-	interrupted bool
+	suspended     bool
+	interrupted   bool
+	quitAfterTurn bool
 	panicked    string
 }
 
@@ -426,6 +427,9 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		return m, nil
 	case turnDoneMsg:
 		m.busy, m.cancel, m.pending, m.notice = false, nil, "", ""
+		if m.quitAfterTurn {
+			return m, tea.Quit
+		}
 		return m, nil
 	case spinner.TickMsg:
 		if !m.busy {
@@ -467,7 +471,13 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.lastCtrlC = time.Now()
 		return m, tea.Println(m.c.st.dim.Render("(press Ctrl-C again within 2 s to exit, or Ctrl-D)"))
-	case msg.Type == tea.KeyCtrlD && m.ta.Value() == "" && !m.busy:
+	case msg.Type == tea.KeyCtrlD && m.ta.Value() == "":
+		if m.busy {
+			// The turn's last text may be on screen before it has ended.
+			m.quitAfterTurn = true
+			m.notice = "exiting when this turn ends (Ctrl-C stops it)"
+			return m, nil
+		}
 		return m, tea.Quit
 	case msg.Paste:
 		text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(msg.Runes))

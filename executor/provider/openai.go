@@ -38,7 +38,8 @@ func NewOpenAI(o Options) (Provider, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithHTTPClient(s.httpClient),
-		option.WithMaxRetries(s.maxRetries),
+		// hush retries itself (Stream), to say so and never after text streamed.
+		option.WithMaxRetries(0),
 	}
 	if s.apiKey != "" {
 		opts = append(opts, option.WithAPIKey(s.apiKey))
@@ -54,12 +55,17 @@ func NewOpenAI(o Options) (Provider, error) {
 func (p *openAIProvider) Name() string { return "openai" }
 
 func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {
+		return p.streamOnce(ctx, req, onText, a)
+	})
+}
+
+func (p *openAIProvider) streamOnce(ctx context.Context, req Request, onText func(string), a *attempt) (Response, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return Response{}, err
 	}
-	var capture failureCapture
-	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(capture.middleware))
+	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte)))
 	defer stream.Close()
 
 	var (
@@ -104,7 +110,7 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, p.s.streamError(ctx, &capture, err, openAIStreamMessage)
+		return Response{}, p.s.streamError(ctx, a, err, openAIStreamMessage)
 	}
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
