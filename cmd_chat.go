@@ -89,9 +89,10 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 	}
 	var (
 		agent   *executor.Agent
+		chat    *ui.Chat
 		history []provider.Message
 	)
-	chat := ui.New(ui.Config{
+	chat = ui.New(ui.Config{
 		In: tty, Out: a.stdout,
 		Color:    a.ambient["NO_COLOR"] == "",
 		Model:    firstNonEmpty(f.model, a.cfg.Model.Name),
@@ -112,7 +113,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 		SetModel: func(name string) error {
 			mf := f
 			mf.model = name
-			p, err := a.newProvider(mf)
+			p, err := a.newProvider(mf, chat.Notice)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,7 +49,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	prov, err := a.newProvider(opts.model)
+	prov, err := a.newProvider(opts.model, noticeFor(opts.events, a.stderr))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,7 +135,7 @@ func (a *app) systemPrompt(dir string) string {
 // newProvider builds the model provider from config.toml and flags. The
 // agent's own API key is read from the vault by hush itself, ungated, and
 // handed to the SDK in memory; it never enters any child's environment.
-func (a *app) newProvider(f modelFlags) (provider.Provider, error) {
+func (a *app) newProvider(f modelFlags, notice func(string)) (provider.Provider, error) {
 	m := a.cfg.Model
 	name := firstNonEmpty(f.provider, m.Provider)
 	if name == "" {
@@ -173,7 +174,8 @@ func (a *app) newProvider(f modelFlags) (provider.Provider, error) {
 			key, _ = lv.Get(conventional)
 		}
 	}
-	opts := provider.Options{BaseURL: baseURL, APIKey: key, Model: firstNonEmpty(f.model, m.Name), HTTPClient: a.httpClient(), MaxRetries: 2}
+	opts := provider.Options{BaseURL: baseURL, APIKey: key, Model: firstNonEmpty(f.model, m.Name), HTTPClient: a.httpClient(), MaxRetries: 2,
+		ConnectTimeout: m.ConnectTimeout.Duration, FirstByteTimeout: m.FirstByteTimeout.Duration, Notice: notice}
 	switch name {
 	case "openai":
 		return provider.NewOpenAI(opts)
@@ -181,6 +183,17 @@ func (a *app) newProvider(f modelFlags) (provider.Provider, error) {
 		return provider.NewAnthropic(opts)
 	}
 	return nil, fmt.Errorf("unknown provider %q: want openai, anthropic or replay", name)
+}
+
+// noticer is the optional capability of an Events that shows connection
+// notes (ui.Chat); others get them on stderr.
+type noticer interface{ Notice(string) }
+
+func noticeFor(events executor.Events, stderr io.Writer) func(string) {
+	if n, ok := events.(noticer); ok {
+		return n.Notice
+	}
+	return func(s string) { fmt.Fprintf(stderr, "hush: %s\n", s) }
 }
 
 // httpClient uses the proxy settings hush was started with, from its

@@ -250,3 +250,31 @@ func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
 	}
 	w.assertNoCanary("the screen", tm.Raw())
 }
+
+// TestServerThatNeverAnswersTimesOut: a model server that takes the
+// request and sends nothing ends the turn after first_byte_timeout with one
+// sentence, in chat (which goes on) and in run (exit 1).
+func TestServerThatNeverAnswersTimesOut(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{hang: true})
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\nfirst_byte_timeout = \"1s\"\n", model.URL()))
+	const sentence = "accepted the request but sent nothing for 1s; it may be stuck or overloaded (model.first_byte_timeout in config.toml sets how long to wait)"
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("hello?\r")
+	tm.expect(sentence, 20*time.Second)
+	tm.send("/usage\r") // the chat goes on
+	tm.expect("this session: 0 input", 10*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	out, err := runHush(w, "run", "hello?")
+	if err == nil || !strings.Contains(out, sentence) || strings.Contains(out, "goroutine") {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if n := model.Requests(); n != 2 {
+		t.Errorf("the server saw %d requests, want 2 (a timeout is not retried)", n)
+	}
+}

@@ -341,7 +341,7 @@ type model struct {
 	suspended     bool
 	interrupted   bool
 	quitAfterTurn bool
-	panicked    string
+	panicked      string
 }
 
 func newModel(c *Chat) *model {
