@@ -30,6 +30,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // run is main without os.Exit, so the whole CLI is testable in-process.
 func run(args []string) (code int) {
+	tools.RestoreTerm()
 	ambient, guardErr := tools.Guard()
 	a := &app{ambient: ambient, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	if guardErr != nil {
@@ -79,6 +80,8 @@ type app struct {
 
 	// workDir, when set, replaces the current directory as the project root.
 	workDir string
+	// instructions names the AGENTS.md files the session's prompt carries.
+	instructions string
 
 	once    sync.Once
 	dirs    config.Dirs
@@ -204,7 +207,7 @@ func (a *app) init() error {
 		}
 		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
 		if a.initErr == nil {
-			a.cfg, a.initErr = a.withProjectConfig(a.cfg)
+			a.initErr = a.withProjectConfig()
 		}
 		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
 			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
@@ -256,4 +259,22 @@ func (a *app) openVault() (*vault.Layered, error) {
 		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
 	})
 	return a.vault, a.vaultErr
+}
+
+// withProjectConfig merges the project's .hush/config.toml into a.cfg, as
+// the trust store allows, and prints one line saying what was left out.
+func (a *app) withProjectConfig() error {
+	dir, err := a.projectDir()
+	if err != nil {
+		return err
+	}
+	merged, note, err := config.WithProject(a.cfg, config.NewTrustStore(a.dirs.Config), dir)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintf(a.stderr, "hush: %s\n", note)
+	}
+	a.cfg = merged
+	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,8 +29,8 @@ func (a *app) auditLog(asJSON bool, last int) error {
 	if err := a.init(); err != nil {
 		return err
 	}
-	path := filepath.Join(a.dirs.Data, executor.AuditFileName)
-	entries, err := executor.ReadAudit(path)
+	path := filepath.Join(a.dirs.Data, auditlog.FileName)
+	entries, err := auditlog.Read(path)
 	if err != nil {
 		return err
 	}

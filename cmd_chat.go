@@ -14,6 +14,7 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/ui"
 	"github.com/hushcli/hush/wizard"
@@ -128,6 +129,9 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 		return err
 	}
 	defer closeFn()
+	chat.SetIntro(a.instructions)
+	// The permission form's colours suit the terminal's background.
+	a.resolveBackground()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -155,8 +159,12 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 	return err
 }
 
-// sandboxStatus is what the status line says about how host tools run.
+// sandboxStatus is what the status line says about how host tools run:
+// "on" when the kernel gave the sandbox its namespaces, else "off".
 func (a *app) sandboxStatus() string {
+	if tools.SandboxStatus().Namespaces {
+		return "on"
+	}
 	return "off"
 }
 
@@ -193,6 +201,7 @@ func (a *app) plainChat(f modelFlags) error {
 	interactive := false
 	if tty := a.stdinTerminal(); tty != nil {
 		interactive = true
+		a.resolveBackground()
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	events := newTermEvents(a.stdout)
@@ -202,6 +211,9 @@ func (a *app) plainChat(f modelFlags) error {
 	}
 	defer closeFn()
 	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	if a.instructions != "" {
+		fmt.Fprintln(a.stdout, a.instructions)
+	}
 	if !interactive {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}

@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/vault"
@@ -100,7 +100,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 		return nil, err
 	}
 	session := mcpSessionName("mcp")
-	audit := executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: lv.All,
 		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version,
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})

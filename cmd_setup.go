@@ -106,6 +106,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	}()
 
 	tty := a.stdinTerminal()
+	a.resolveBackground()
 	form := &wizard.Setup{
 		In:         a.stdin,
 		Out:        a.stdout,
@@ -160,7 +161,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	if ans.KeyName != "" {
 		ref = "${" + ans.KeyName + "}"
 	}
-	settings := []wizard.Setting{
+	settings := []config.Setting{
 		{Table: "model", Key: "provider", Value: ans.Provider},
 		{Table: "model", Key: "base_url", Value: ans.BaseURL},
 		{Table: "model", Key: "model", Value: ans.Model},
@@ -198,7 +199,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 				return err
 			}
 		}
-		rewritten, err := wizard.UpdateConfig(cfgPath, settings...)
+		rewritten, err := config.UpdateConfig(cfgPath, settings...)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/huh"
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 	"github.com/hushcli/hush/wizard"
@@ -204,6 +205,16 @@ func (a *app) stdinTerminal() *os.File {
 	return nil
 }
 
+// resolveBackground asks the terminal for its background colour, with a
+// short timeout, before hush draws a form in it (wizard.ResolveBackground).
+func (a *app) resolveBackground() {
+	in := a.stdinTerminal()
+	out, ok := a.stdout.(*os.File)
+	if in != nil && ok {
+		wizard.ResolveBackground(in, out, a.ambient["TERM"], wizard.BackgroundTimeout)
+	}
+}
+
 // errNoTerminal is what commands that need a person say without one.
 var errNoTerminal = errors.New("no controlling terminal")
 
@@ -286,10 +297,11 @@ func (a *app) vaultList() error {
 	if err != nil {
 		return err
 	}
-	names, err := lv.Names()
+	origins, err := lv.Origins()
 	if err != nil {
 		return err
 	}
+	names := slices.Sorted(maps.Keys(origins))
 	stored, err := a.proxy.Names()
 	if err != nil {
 		return err
@@ -305,10 +317,11 @@ func (a *app) vaultList() error {
 	if len(names) == 0 {
 		fmt.Fprintln(a.stdout, "no secrets")
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		out := bufio.NewWriter(a.stdout)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tFROM")
 		for _, n := range names {
-			from := lv.Origin(n)
+			from := origins[n]
 			switch {
 			case from == "environment" && inVault[n]:
 				from += " (also in the vault; the environment wins)"
@@ -318,6 +331,9 @@ func (a *app) vaultList() error {
 			fmt.Fprintf(tw, "%s\t%s\n", n, from)
 		}
 		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := out.Flush(); err != nil {
 			return err
 		}
 	}
@@ -461,6 +477,7 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 			huh.NewOption("Rename it to "+filepath.Base(renamed)+" (hush stops reading it)", "rename"),
 			huh.NewOption("Keep it (hush keeps reading it, and tools can read the file)", "keep"))
 		action = choices[0].Value
+		a.resolveBackground()
 		form := huh.NewForm(huh.NewGroup(huh.NewSelect[string]().Title("What about " + path + "?").Options(choices...).Value(&action))).
 			WithInput(a.stdin).WithOutput(a.stdout).WithAccessible(a.ambient["ACCESSIBLE"] != "").WithShowHelp(false)
 		if err := form.RunWithContext(context.Background()); err != nil {
@@ -563,7 +580,7 @@ func (r moveReport) warn(w io.Writer, from string) {
 // change — [vault] backend = name, plus any other tables — is the commit
 // point. Afterwards the proxy forwards to the new backend, so everything
 // holding the vault (the layered view, the redactor's source) follows.
-func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []wizard.Setting) (moveReport, error) {
+func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (moveReport, error) {
 	if err := a.init(); err != nil {
 		return moveReport{}, err
 	}
@@ -574,10 +591,10 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 	if err != nil {
 		return moveReport{}, err
 	}
-	settings = append(slices.Clone(settings), wizard.Setting{Table: "vault", Key: "backend", Value: name})
+	settings = append(slices.Clone(settings), config.Setting{Table: "vault", Key: "backend", Value: name})
 	cfgPath := filepath.Join(a.dirs.Config, config.FileName)
 	commit := func() error {
-		_, err := wizard.UpdateConfig(cfgPath, settings...)
+		_, err := config.UpdateConfig(cfgPath, settings...)
 		return err
 	}
 	rep, err := moveSecrets(a.proxy.Backend(), target, extra, commit)
@@ -699,12 +716,12 @@ func allSecrets(v vault.Vault) (map[string]string, error) {
 
 func (a *app) vaultReveal(name string) error {
 	tty, ttyErr := controllingTerminal()
-	var audit *executor.AuditLog
+	var audit *auditlog.Log
 	if a.init() == nil {
-		audit = executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	}
 	record := func(d executor.Decision, source string) {
-		_ = audit.Record(executor.AuditEntry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
+		_ = audit.Record(auditlog.Entry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
 	}
 	if ttyErr != nil {
 		record(executor.Deny, "no terminal")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/mcp"
@@ -25,7 +26,7 @@ import (
 // here — at start-up, where the user expects a question — not halfway
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
-func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *executor.AuditLog, session string, lv *vault.Layered, dir string) ([]executor.Tool, func(), error) {
+func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, dir string) ([]executor.Tool, func(), error) {
 	bg, err := background.New(background.Options{
 		LogDir:  filepath.Join(a.dirs.Data, "background", session),
 		Secrets: lv.All,
@@ -61,7 +62,7 @@ func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *execu
 
 // startMCP builds the session's MCP manager from config.toml and mcp.json
 // and starts every enabled server.
-func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *executor.AuditLog, session string, lv *vault.Layered, dir string) (*mcp.Manager, error) {
+func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, dir string) (*mcp.Manager, error) {
 	servers, err := a.mcpServers()
 	if err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func (a *app) mcpServers() ([]mcp.Server, error) {
 // the gate for vault.read:<NAME> with the subject mcp:<server>, and the
 // decision is recorded in the audit log before the value is read. It is the
 // executor's gated vault with the server, not the tool call, as subject.
-func mcpGrant(gate executor.Gate, audit *executor.AuditLog, session string, v executor.SecretReader) func(context.Context, string, int) tools.Grant {
+func mcpGrant(gate executor.Gate, audit *auditlog.Log, session string, v executor.SecretReader) func(context.Context, string, int) tools.Grant {
 	return func(ctx context.Context, server string, turn int) tools.Grant {
 		subject := mcp.Subject(server)
 		return func(name string) (string, error) {
@@ -113,7 +114,7 @@ func mcpGrant(gate executor.Gate, audit *executor.AuditLog, session string, v ex
 			if err != nil {
 				return "", err
 			}
-			if aerr := audit.Record(executor.AuditEntry{Session: session, Turn: turn, Tool: subject, Gate: req.GateID,
+			if aerr := audit.Record(auditlog.Entry{Session: session, Turn: turn, Tool: subject, Gate: req.GateID,
 				Decision: verdict.Decision, Source: verdict.Source, Rule: verdict.Rule}); aerr != nil {
 				// As in the executor: a decision that cannot be recorded is not taken.
 				return "", &mcp.DeniedError{Reason: "denied because the audit log cannot be written: " + aerr.Error()}

@@ -11,14 +11,19 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	hsession "github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/files"
+	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/vault"
 	"golang.org/x/net/http/httpproxy"
 )
@@ -64,7 +69,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	gate := &executor.RuleGate{Rules: rules, Prompter: opts.prompter, AutoApproveTools: opts.model.yes}
 
 	session := time.Now().UTC().Format("20060102T150405Z") + fmt.Sprintf("-%d", os.Getpid())
-	transcriptPath := filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
+	transcriptPath := a.transcriptPath(session)
 	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("create transcript dir: %w", err)
 	}
@@ -78,7 +83,10 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
-	audit := executor.OpenAudit(filepath.Join(a.dirs.Data, executor.AuditFileName))
+	if err := a.addInProcessTools(reg, dir); err != nil {
+		return nil, nil, err
+	}
+	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -100,6 +108,12 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	for _, t := range extra {
 		reg.Add(t)
 	}
+	system, err := a.systemPrompt(dir, reg, lv)
+	if err != nil {
+		stopExtra()
+		transcript.Close()
+		return nil, nil, err
+	}
 	agent := &executor.Agent{
 		Provider:       prov,
 		Tools:          reg,
@@ -114,7 +128,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		Events:         opts.events,
 		Transcript:     transcript,
 		Session:        session,
-		System:         a.systemPrompt(dir),
+		System:         system,
 		MaxSteps:       a.cfg.Turn.MaxSteps,
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
@@ -122,14 +136,48 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	return agent, func() { stopExtra(); transcript.Close(); audit.Close() }, nil
 }
 
-func (a *app) systemPrompt(dir string) string {
+// transcriptPath is the session's transcript file in the data dir.
+func (a *app) transcriptPath(session string) string {
+	return filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
+}
+
+// systemPrompt is config's turn.system, or the prompt built from the
+// project (session.Prompt); it records which AGENTS.md files it carries
+// for the banner.
+func (a *app) systemPrompt(dir string, reg *executor.Registry, lv *vault.Layered) (string, error) {
 	if a.cfg.Turn.System != "" {
-		return a.cfg.Turn.System
+		return a.cfg.Turn.System, nil
 	}
-	return "You are hush, a coding agent working in the project directory " + dir + ". " +
-		"Use the tools to inspect and change the project. Tools start with a minimal environment and no credentials; " +
-		"when a command needs a secret, pass it as an env entry referencing the vault, like {\"GITHUB_TOKEN\": \"${GITHUB_TOKEN}\"}, " +
-		"and the user will be asked. Secret values appear in output as [REDACTED:NAME]. Be concise."
+	var names []string
+	if all, err := lv.All(); err == nil {
+		for n := range all {
+			names = append(names, n)
+		}
+	}
+	var toolNames []string
+	for _, t := range reg.List() {
+		toolNames = append(toolNames, t.Name())
+	}
+	prompt, ins, err := hsession.Prompt(context.Background(), hsession.PromptOptions{Dir: dir, ConfigDir: a.dirs.Config,
+		Ambient: a.ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names})
+	a.instructions = hsession.Loaded(ins)
+	return prompt, err
+}
+
+// addInProcessTools registers the file tools, which apply the mask list
+// themselves, and the http tool, which holds no vault.
+func (a *app) addInProcessTools(reg *executor.Registry, dir string) error {
+	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: a.ambient["HOME"], ConfigDir: a.dirs.Config, DataDir: a.dirs.Data,
+		RuntimeDir: a.ambient["XDG_RUNTIME_DIR"], BusAddress: a.ambient["DBUS_SESSION_BUS_ADDRESS"], DockerHost: a.ambient["DOCKER_HOST"], Project: dir})
+	if err != nil {
+		return err
+	}
+	for _, t := range files.Tools(masks.Masked) {
+		reg.Add(t)
+	}
+	h := a.cfg.Tools[httptool.Name]
+	reg.Add(httptool.Tool{AllowPrivate: h.AllowPrivate, Timeout: h.Timeout.Duration, UserAgent: "hush/" + version})
+	return nil
 }
 
 // newProvider builds the model provider from config.toml and flags. The

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
@@ -22,6 +24,7 @@ type termEvents struct {
 	previewLines int
 
 	lines     int  // preview lines shown for the current call
+	shown     int  // preview bytes shown for the current call
 	cut       bool // preview limit reached
 	lineStart bool
 	partial   strings.Builder
@@ -47,7 +50,7 @@ func (t *termEvents) ToolStart(call provider.ToolCall) {
 		t.inText = false
 	}
 	fmt.Fprintf(t.out, "\n● %s %s\n", call.Name, outbuf.Sanitize(summarizeArgs(call.Args, 300)))
-	t.lines, t.cut, t.lineStart = 0, false, true
+	t.lines, t.shown, t.cut, t.lineStart = 0, 0, false, true
 	t.partial.Reset()
 }
 
@@ -57,22 +60,47 @@ func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	if t.cut {
 		return
 	}
-	for _, r := range string(chunk) { // sanitized by the executor
-		if t.lines >= t.previewLines {
+	// One write per chunk: a 20 MB line written a character at a time
+	// took 32.7 s to reach the terminal.
+	var b strings.Builder
+	b.Grow(len(chunk) + 16)
+	for len(chunk) > 0 { // sanitized by the executor
+		if t.lines >= t.previewLines || t.shown >= previewBytes {
 			t.cut = true
-			return
+			break
 		}
 		if t.lineStart {
-			io.WriteString(t.out, "  │ ")
+			b.WriteString("  │ ")
 			t.lineStart = false
 		}
-		io.WriteString(t.out, string(r))
-		if r == '\n' {
+		line := chunk
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			line = chunk[:i+1]
+		}
+		if room := previewBytes - t.shown; len(line) > room {
+			line = line[:room]
+			for len(line) > 0 && !utf8.RuneStart(chunk[len(line)]) { // never split a character
+				line = line[:len(line)-1]
+			}
+			t.cut = true
+		}
+		b.Write(line)
+		t.shown += len(line)
+		chunk = chunk[len(line):]
+		if n := len(line); n > 0 && line[n-1] == '\n' {
 			t.lines++
 			t.lineStart = true
 		}
+		if t.cut {
+			break
+		}
 	}
+	io.WriteString(t.out, b.String())
 }
+
+// previewBytes bounds the bytes of one call's preview: twelve lines can be
+// one line of 20 MB.
+const previewBytes = 16 << 10
 
 func (t *termEvents) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 	t.mu.Lock()
@@ -127,34 +155,4 @@ func shorten(s string, max int) string {
 		return s
 	}
 	return s[:max] + "…"
-}
-
-// jsonEvents writes one JSON object per line (hush run --json).
-type jsonEvents struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-}
-
-func newJSONEvents(out io.Writer) *jsonEvents { return &jsonEvents{enc: json.NewEncoder(out)} }
-
-func (j *jsonEvents) emit(v any) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	_ = j.enc.Encode(v)
-}
-
-func (j *jsonEvents) Text(delta string) {
-	j.emit(map[string]any{"type": "text", "text": delta})
-}
-
-func (j *jsonEvents) ToolStart(call provider.ToolCall) {
-	j.emit(map[string]any{"type": "tool_call", "id": call.ID, "name": call.Name, "args": call.Args})
-}
-
-func (j *jsonEvents) ToolOutput(call provider.ToolCall, chunk []byte) {
-	j.emit(map[string]any{"type": "tool_output", "id": call.ID, "text": string(chunk)})
-}
-
-func (j *jsonEvents) ToolEnd(call provider.ToolCall, result string, isErr bool) {
-	j.emit(map[string]any{"type": "tool_result", "id": call.ID, "name": call.Name, "text": result, "is_error": isErr})
 }

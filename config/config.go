@@ -92,6 +92,9 @@ type ToolConfig struct {
 	Image   string            `toml:"image"`   // dockerbash
 	Network string            `toml:"network"` // dockerbash
 	Mask    []string          `toml:"mask"`    // dockerbash: extra files hidden in /app
+	// AllowPrivate lets the http tool reach loopback, private and
+	// link-local addresses (http only).
+	AllowPrivate bool `toml:"allow_private"`
 	// Seed-001 options.
 	HomeDir    string  `toml:"home_dir"`
 	IsolateNpm bool    `toml:"isolate_npm"`
@@ -208,6 +211,9 @@ func (c *Config) validate() error {
 			if _, err := filepath.Match(g, ""); err != nil {
 				return fmt.Errorf("tools.%s: bad glob %q", name, g)
 			}
+		}
+		if t.AllowPrivate && name != "http" {
+			return fmt.Errorf("tools.%s.allow_private: only the http tool has it", name)
 		}
 	}
 	for i, r := range c.Rules {

@@ -9,7 +9,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
@@ -40,7 +42,7 @@ type Agent struct {
 	Provider provider.Provider
 	Tools    *Registry
 	Gate     Gate
-	Audit    *AuditLog
+	Audit    *auditlog.Log
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
 	// Secrets returns every secret (name → value) for the redactor and the
@@ -105,9 +107,20 @@ func (a *Agent) scrubbers() (*redact.Redactor, *tools.SecretSet, error) {
 // ErrMaxSteps ends a turn whose model kept calling tools.
 var ErrMaxSteps = errors.New("turn stopped: too many model steps")
 
+// ErrModel is wrapped by the error of a turn whose model call failed.
+var ErrModel = errors.New("model")
+
 // Turn sends prompt after history and runs the conversation to a final
 // answer. It returns the new messages (to append to history).
 func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
+	r, err := a.RunTurn(ctx, history, prompt)
+	return r.Messages, err
+}
+
+// RunTurn is Turn with everything the turn produced: its final text, the
+// provider's token usage and the gate ids it was denied. On error the
+// result still holds the messages added so far.
+func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt string) (TurnResult, error) {
 	a.mu.Lock()
 	a.turns++
 	turn := a.turns
@@ -117,20 +130,25 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 	ambientNames := a.ambientNames
 	a.mu.Unlock()
 
+	var res TurnResult
 	red, secrets, err := a.scrubbers()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	if a.UnsafeNoRedaction {
 		red = nil // a nil Redactor passes bytes through
 	}
-	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session})
+	denied := &denials{}
+	gate := Gate(auditedGate{gate: a.Gate, log: a.Audit, session: a.Session, events: a.Events, denied: denied})
+	te, _ := a.Events.(TurnEvents)
+	if te != nil {
+		te.TurnStarted(turn)
+	}
 
 	msgs := append([]provider.Message(nil), history...)
-	var added []provider.Message
 	add := func(m provider.Message) {
 		msgs = append(msgs, m)
-		added = append(added, m)
+		res.Messages = append(res.Messages, m)
 		a.writeTranscript(m)
 	}
 	add(provider.Message{Role: provider.RoleUser, Text: prompt})
@@ -147,53 +165,94 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 			func(delta string) { _, _ = io.WriteString(textOut, delta) })
 		_ = textOut.Close()
 		_ = textRed.Close()
+		res.Steps++
+		res.Denied = denied.list()
 		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
 			msg := red.String(err.Error())
 			var me *provider.MalformedEventError
 			if errors.As(err, &me) {
 				msg = me.Redacted(red.String) // redacted whole, then cut
 			}
-			return added, fmt.Errorf("model: %s", msg)
+			return res, fmt.Errorf("%w: %s", ErrModel, msg)
 		}
 		if ue, ok := a.Events.(UsageEvents); ok {
 			ue.Usage(resp.Usage)
 		}
+		res.Usage.InputTokens += resp.Usage.InputTokens
+		res.Usage.OutputTokens += resp.Usage.OutputTokens
+		res.Usage.CachedTokens += resp.Usage.CachedTokens
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
 		for i, c := range resp.ToolCalls {
 			c.Args = json.RawMessage(red.String(string(c.Args)))
 			calls[i] = c
 		}
-		add(provider.Message{Role: provider.RoleAssistant, Text: red.String(outbuf.Sanitize(resp.Text)), ToolCalls: calls})
+		final := red.String(outbuf.Sanitize(resp.Text))
+		add(provider.Message{Role: provider.RoleAssistant, Text: final, ToolCalls: calls})
 		if len(calls) == 0 {
-			return added, nil
+			res.Final = final
+			if te != nil {
+				te.TurnCompleted(turn, res)
+			}
+			return res, nil
 		}
 		for _, call := range calls {
 			text, isErr := a.runTool(ctx, gate, red, secrets, ambientNames, turn, call)
 			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
+			res.Denied = denied.list()
 			if ctx.Err() != nil {
-				return added, ctx.Err()
+				return res, ctx.Err()
 			}
 		}
 	}
-	return added, fmt.Errorf("%w (%d); raise turn.max_steps in config.toml to allow more", ErrMaxSteps, maxSteps)
+	return res, fmt.Errorf("%w (%d); raise turn.max_steps in config.toml to allow more", ErrMaxSteps, maxSteps)
 }
 
 // runTool is the decorator chain every call passes: gate, audit, redact, tool.
 func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, ambientNames []string, turn int, call provider.ToolCall) (string, bool) {
 	a.Events.ToolStart(call)
+	start := time.Now()
+	status := StatusError
+	var exitCode *int
 	finish := func(text string, isErr bool) (string, bool) {
 		a.Events.ToolEnd(call, text, isErr)
+		if fe, ok := a.Events.(ToolFinishEvents); ok {
+			fe.ToolFinished(call, ToolFinish{Status: status, Result: text, IsError: isErr, ExitCode: exitCode, Duration: time.Since(start)})
+		}
 		return text, isErr
 	}
 	tool, ok := a.Tools.Get(call.Name)
 	if !ok {
 		return finish(fmt.Sprintf("error: unknown tool %q (available: %s)", call.Name, strings.Join(a.toolNames(), ", ")), true)
 	}
-	v, err := gate.Decide(ctx, Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)})
+	args := call.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)}
+	var preview *Preview
+	if pv, ok := tool.(Previewer); ok {
+		// Before the gate: the person deciding sees the resolved path or the
+		// diff. A refusal here has nothing to approve and asks nobody.
+		p, err := pv.Preview(ctx, a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, io.Discard), args)
+		if err != nil {
+			return finish("error: "+red.String(err.Error()), true)
+		}
+		preview = &p
+		if p.Detail != "" {
+			req.Detail = red.String(p.Detail)
+		}
+		req.Path, req.Diff = p.Path, red.String(p.Diff)
+		req.Default, req.DefaultReason = p.Default, p.DefaultReason
+	}
+	v, err := gate.Decide(ctx, req)
 	if err != nil {
 		return finish("error: "+red.String(err.Error()), true)
 	}
 	if v.Decision != Allow {
+		status = StatusDenied
 		return finish("denied: "+v.Message, true)
 	}
 
@@ -209,23 +268,8 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	// (grep --color) only matches once the codes are gone.
 	redacted := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
 	out := outbuf.NewSanitizeWriter(redacted)
-	tc := &ToolContext{
-		Subject:      call.Name,
-		Turn:         turn,
-		Dir:          a.Dir,
-		Ambient:      a.Ambient,
-		AmbientNames: ambientNames,
-		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: call.Name, turn: turn},
-		Secrets:      secrets,
-		Output:       out,
-	}
-	if a.Policy != nil {
-		tc.Policy = a.Policy(call.Name)
-	}
-	args := call.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
+	tc := a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, out)
+	tc.Preview = preview
 	res, runErr := tool.Run(ctx, tc, args)
 	_ = out.Close()
 	_ = redacted.Close()
@@ -233,20 +277,54 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	var b strings.Builder
 	b.WriteString(kept.String())
 	isErr := res.IsError
+	exitCode = res.ExitCode
 	switch {
 	case ctx.Err() != nil:
 		appendLine(&b, "cancelled by the user")
 		isErr = true
+		status = StatusCancelled
 	case runErr != nil:
 		appendLine(&b, "error: "+red.String(runErr.Error()))
 		isErr = true
 	case res.Status != "":
 		appendLine(&b, "["+red.String(res.Status)+"]")
 	}
+	switch {
+	case ctx.Err() != nil:
+	case errors.Is(runErr, ErrDenied):
+		status = StatusDenied // a secret it asked for was refused: nothing ran
+	case runErr == nil && !isErr:
+		status = StatusOK
+	}
 	if b.Len() == 0 {
 		b.WriteString("(no output)")
 	}
 	return finish(b.String(), isErr)
+}
+
+// toolContext is what one call of the named tool gets. A tool that holds
+// no vault (NoVault) gets a ToolContext whose Vault is nil: nothing it
+// does can reach a secret.
+func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.SecretSet, ambientNames []string, turn int, name string, out io.Writer) *ToolContext {
+	tc := &ToolContext{
+		Subject:      name,
+		Turn:         turn,
+		Dir:          a.Dir,
+		Ambient:      a.Ambient,
+		AmbientNames: ambientNames,
+		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: name, turn: turn},
+		Secrets:      secrets,
+		Output:       out,
+	}
+	if a.Policy != nil {
+		tc.Policy = a.Policy(name)
+	}
+	if t, ok := a.Tools.Get(name); ok {
+		if nv, ok := t.(NoVault); ok && nv.NoVault() {
+			tc.Vault, tc.Secrets = nil, nil
+		}
+	}
+	return tc
 }
 
 func appendLine(b *strings.Builder, s string) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -100,7 +101,7 @@ func newFixture(t *testing.T, rules []executor.Rule, steps ...provider.Response)
 		Provider:   f.model,
 		Tools:      executor.NewRegistry(bash.Tool{}),
 		Gate:       &executor.RuleGate{Rules: rules},
-		Audit:      executor.OpenAudit(f.auditPath),
+		Audit:      auditlog.Open(f.auditPath),
 		Vault:      secrets,
 		Secrets:    func() (map[string]string, error) { return secrets, nil },
 		Ambient:    map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": dir, "API_TOKEN": "canary-ambient-4", "INNOCENT": "canary-stored-value-2"},

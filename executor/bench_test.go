@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -127,7 +128,7 @@ func newToolCallBench(b *testing.B) *toolCallBench {
 			Provider:       oneCall{provider.ToolCall{ID: "c1", Name: "bash", Args: json.RawMessage(`{"script":"true"}`)}},
 			Tools:          executor.NewRegistry(bash.Tool{}),
 			Gate:           &executor.RuleGate{Rules: []executor.Rule{{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow}}},
-			Audit:          executor.OpenAudit(filepath.Join(dir, "data", executor.AuditFileName)),
+			Audit:          auditlog.Open(filepath.Join(dir, "data", auditlog.FileName)),
 			Vault:          lv,
 			Secrets:        lv.All,
 			SecretsVersion: lv.Version,
@@ -255,7 +256,7 @@ func BenchmarkGateAndAudit(b *testing.B) {
 		{Gate: "vault.read:*", Subject: "mcp:*", Decision: executor.Deny},
 		{Gate: "tool.run:bash", Subject: "bash", Decision: executor.Allow},
 	}}
-	log := executor.OpenAudit(filepath.Join(dir, "data", executor.AuditFileName))
+	log := auditlog.Open(filepath.Join(dir, "data", auditlog.FileName))
 	req := executor.Request{GateID: executor.GateToolRun + "bash", Subject: "bash", Turn: 1}
 	b.Run("decide", func(b *testing.B) {
 		b.ReportAllocs()
@@ -268,7 +269,7 @@ func BenchmarkGateAndAudit(b *testing.B) {
 	b.Run("record", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := log.Record(executor.AuditEntry{Turn: 1, Tool: "bash", Gate: req.GateID, Decision: executor.Allow, Source: "rule"}); err != nil {
+			if err := log.Record(auditlog.Entry{Turn: 1, Tool: "bash", Gate: req.GateID, Decision: executor.Allow, Source: "rule"}); err != nil {
 				b.Fatal(err)
 			}
 		}

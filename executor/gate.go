@@ -5,17 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hushcli/hush/executor/auditlog"
 )
 
-// Decision is what the PermissionGate says about one request.
-type Decision string
+// Decision is what the PermissionGate says about one request. It is the
+// audit log's type, so that leaf package records it without importing the
+// gate.
+type Decision = auditlog.Decision
 
 const (
-	Allow Decision = "allow"
-	Deny  Decision = "deny"
-	Ask   Decision = "ask"
+	Allow = auditlog.Allow
+	Deny  = auditlog.Deny
+	Ask   = auditlog.Ask
 )
 
 // Gate ids. A tool run is "tool.run:<tool>"; a vault read is
@@ -34,6 +39,13 @@ type Request struct {
 	// Detail is shown to a person deciding (e.g. the command about to run).
 	// It is never a secret value.
 	Detail string
+	// Path, Diff, Default and DefaultReason come from the tool's Preview
+	// (file tools): the resolved path the call touches, the complete diff
+	// of what it will write, and the decision when no rule decides.
+	Path          string
+	Diff          string
+	Default       Decision
+	DefaultReason string
 }
 
 // Verdict is the gate's answer and where it came from, for the audit log.
@@ -60,6 +72,9 @@ const (
 	ChoiceDeny Choice = iota
 	ChoiceAllowOnce
 	ChoiceAllowSession
+	// ChoiceAllowSessionDir allows, for this session, every later call of
+	// the tool on a path in the directory of the request's Path.
+	ChoiceAllowSessionDir
 )
 
 // Prompter asks a person. hush's is a huh form on the terminal; it is nil
@@ -99,8 +114,11 @@ type RuleGate struct {
 	// never approves a vault.read:* ask.
 	AutoApproveTools bool
 
-	mu      sync.Mutex
-	session map[[2]string]bool
+	mu sync.Mutex
+	// session holds choices made for this session, keyed by gate id,
+	// subject and scope: "" for every call, else a path, or a directory
+	// ending in a separator.
+	session map[[3]string]bool
 }
 
 // Decide implements Gate.
@@ -128,11 +146,13 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 	if allow != nil && ask == nil {
 		return Verdict{Decision: Allow, Source: "rule", Rule: allow.String()}, nil
 	}
-	key := [2]string{req.GateID, req.Subject}
-	g.mu.Lock()
-	remembered := g.session[key]
-	g.mu.Unlock()
-	if remembered {
+	switch {
+	case req.Default == Allow && ask == nil: // an ask rule still asks
+		return Verdict{Decision: Allow, Source: "default", Rule: req.DefaultReason}, nil
+	case req.Default == Deny:
+		return Verdict{Decision: Deny, Source: "default", Message: req.DefaultReason + ". " + NoRuleMessage(req)}, nil
+	}
+	if g.remembered(req) {
 		return Verdict{Decision: Allow, Source: "session"}, nil
 	}
 	if g.AutoApproveTools && strings.HasPrefix(req.GateID, GateToolRun) {
@@ -146,19 +166,63 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("ask about %s for %s: %w", req.GateID, req.Subject, err)
 	}
 	switch choice {
-	case ChoiceAllowSession:
+	case ChoiceAllowSession, ChoiceAllowSessionDir:
+		scope := ""
+		switch {
+		case req.Path != "" && choice == ChoiceAllowSessionDir:
+			scope = dirScope(req.Path)
+		case req.Path != "":
+			scope = req.Path
+		}
 		g.mu.Lock()
 		if g.session == nil {
-			g.session = map[[2]string]bool{}
+			g.session = map[[3]string]bool{}
 		}
-		g.session[key] = true
+		g.session[[3]string{req.GateID, req.Subject, scope}] = true
 		g.mu.Unlock()
-		return Verdict{Decision: Allow, Source: "prompt", Rule: "allow for this session"}, nil
+		rule := "allow for this session"
+		if scope != "" {
+			rule += ": " + scope
+		}
+		return Verdict{Decision: Allow, Source: "prompt", Rule: rule}, nil
 	case ChoiceAllowOnce:
 		return Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, nil
 	default:
 		return Verdict{Decision: Deny, Source: "prompt", Message: fmt.Sprintf("%s for %s was denied by the user", req.GateID, req.Subject)}, nil
 	}
+}
+
+// remembered reports whether a session choice covers req: one for every
+// call of the tool, for req's exact path, or for a directory above it.
+func (g *RuleGate) remembered(req Request) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.session[[3]string{req.GateID, req.Subject, ""}] {
+		return true
+	}
+	if req.Path == "" {
+		return false
+	}
+	if g.session[[3]string{req.GateID, req.Subject, req.Path}] {
+		return true
+	}
+	for d := filepath.Dir(req.Path); ; d = filepath.Dir(d) {
+		if g.session[[3]string{req.GateID, req.Subject, strings.TrimSuffix(d, string(filepath.Separator)) + string(filepath.Separator)}] {
+			return true
+		}
+		if d == filepath.Dir(d) {
+			return false
+		}
+	}
+}
+
+// dirScope is the session scope for every path in p's directory.
+func dirScope(p string) string {
+	d := filepath.Dir(p)
+	if !strings.HasSuffix(d, string(filepath.Separator)) {
+		d += string(filepath.Separator)
+	}
+	return d
 }
 
 // NoRuleMessage is the non-interactive denial: it names the exact rule that

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hushcli/hush/executor/auditlog"
 )
 
 // fakePrompter answers with a fixed choice and records what it was asked.
@@ -126,9 +128,9 @@ func TestPrompterErrorIsAnError(t *testing.T) {
 
 func TestAuditRecordsEveryDecision(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "data", AuditFileName)
-	log := OpenAudit(path)
-	g := auditedGate{gate: &RuleGate{Rules: []Rule{{"tool.run:*", "*", Allow}, {"vault.read:B", "*", Deny}}, Prompter: &fakePrompter{choice: ChoiceAllowOnce}}, log: log, session: "s1"}
+	path := filepath.Join(t.TempDir(), "data", auditlog.FileName)
+	log := auditlog.Open(path)
+	g := Audited(&RuleGate{Rules: []Rule{{"tool.run:*", "*", Allow}, {"vault.read:B", "*", Deny}}, Prompter: &fakePrompter{choice: ChoiceAllowOnce}}, log, "s1")
 	reqs := []Request{
 		{GateID: "tool.run:bash", Subject: "bash", Turn: 1},
 		{GateID: "vault.read:A", Subject: "bash", Turn: 1},
@@ -139,7 +141,7 @@ func TestAuditRecordsEveryDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entries, err := ReadAudit(path)
+	entries, err := auditlog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,57 +166,6 @@ func TestAuditRecordsEveryDecision(t *testing.T) {
 	}
 }
 
-// TestAuditFollowsItsPath: the log keeps its file open between records, so
-// a log removed or moved aside while hush runs must not swallow what
-// follows: the next record goes to a new file at the same path.
-func TestAuditFollowsItsPath(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "data", AuditFileName)
-	log := OpenAudit(path)
-	defer log.Close()
-	record := func(gate string) {
-		t.Helper()
-		if err := log.Record(AuditEntry{Tool: "bash", Gate: gate, Decision: Allow, Source: "rule"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gates := func(p string) string {
-		t.Helper()
-		entries, err := ReadAudit(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g []string
-		for _, e := range entries {
-			g = append(g, e.Gate)
-		}
-		return strings.Join(g, " ")
-	}
-	record("one")
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	record("two")
-	if err := os.Rename(path, path+".1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, nil, 0o600); err != nil { // rotated: a new empty log
-		t.Fatal(err)
-	}
-	record("three")
-	if err := log.Close(); err != nil {
-		t.Fatal(err)
-	}
-	record("four") // a closed log opens again
-	if got := gates(path); got != "three four" {
-		t.Errorf("log holds %q, want %q", got, "three four")
-	}
-	if got := gates(path + ".1"); got != "two" {
-		t.Errorf("rotated log holds %q, want %q", got, "two")
-	}
-}
-
 func TestUnwritableAuditDenies(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -222,7 +173,7 @@ func TestUnwritableAuditDenies(t *testing.T) {
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := auditedGate{gate: &RuleGate{Rules: []Rule{{"*", "*", Allow}}}, log: OpenAudit(filepath.Join(blocker, "audit.jsonl"))}
+	g := Audited(&RuleGate{Rules: []Rule{{"*", "*", Allow}}}, auditlog.Open(filepath.Join(blocker, "audit.jsonl")), "")
 	v, err := g.Decide(context.Background(), Request{GateID: "vault.read:A", Subject: "bash"})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -39,6 +40,15 @@ type Result struct {
 	// "exit code 2" or "timed out after 2m0s".
 	Status  string
 	IsError bool
+	// ExitCode is the process's exit status when the tool ran one to its
+	// end (nil otherwise); the --json stream reports it.
+	ExitCode *int
+}
+
+// Exited is the Result of a process that exited with code: "exit code N",
+// an error unless N is 0.
+func Exited(code int) Result {
+	return Result{Status: fmt.Sprintf("exit code %d", code), IsError: code != 0, ExitCode: &code}
 }
 
 // SecretReader is the vault as a tool sees it: every Get passes the gate.
@@ -66,12 +76,25 @@ type ToolContext struct {
 	Policy tools.Policy
 	// Output receives the tool's output; it redacts as it goes.
 	Output io.Writer
+	// Preview is what the tool's Preview returned for this call and the
+	// gate approved (Previewer tools only).
+	Preview *Preview
+}
+
+// NoVault is an optional capability: a tool whose NoVault returns true is
+// handed a ToolContext with no Vault and no Secrets at all (http), so no
+// ${NAME} it is given can be resolved, by mistake or by design.
+type NoVault interface {
+	NoVault() bool
 }
 
 // BuildEnv builds the tool's child environment from its policy, a declared
 // scope (nil: the configured secrets) and the call's env entries, reading
 // every secret through the gated vault.
 func (tc *ToolContext) BuildEnv(scope []string, extra map[string]string) (tools.Env, error) {
+	if tc.Vault == nil {
+		return nil, errors.New("this tool has no vault: it cannot build an environment with secrets")
+	}
 	p := tc.Policy
 	p.Scope = scope
 	env, _, err := tools.BuildEnv(tools.EnvRequest{

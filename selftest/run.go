@@ -210,27 +210,30 @@ func (o Options) runWorld(ctx context.Context, dir string, c canaries, paths []s
 	return r, nil
 }
 
-// parseEvents sorts the --json tool results by path.
+// parseEvents sorts the --json tool results (docs/events.schema.json) by path.
 func (r *runResult) parseEvents(out []byte) {
 	names := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var ev struct {
-			Type, ID, Name, Text string
-			IsError              bool `json:"is_error"`
+			Type    string `json:"type"`
+			CallID  string `json:"call_id"`
+			Name    string `json:"name"`
+			Result  string `json:"result"`
+			IsError bool   `json:"is_error"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
 		switch ev.Type {
-		case "tool_call":
-			names[ev.ID] = ev.Name
-		case "tool_result":
-			p := pathOf(names[ev.ID])
-			r.results[p] = append(r.results[p], ev.Text)
+		case "tool.started":
+			names[ev.CallID] = ev.Name
+		case "tool.finished":
+			p := pathOf(names[ev.CallID])
+			r.results[p] = append(r.results[p], ev.Result)
 			if ev.IsError && r.errs[p] == "" {
-				r.errs[p] = firstLine(ev.Text)
+				r.errs[p] = firstLine(ev.Result)
 			}
 		}
 	}

@@ -144,8 +144,8 @@ func TestAuditLogTable(t *testing.T) {
 	w := newWorld(t)
 	model := newFakeModel(t, step{calls: []fakeCall{{"bash", leakArgs}}}, step{text: "ok"})
 	allowBashConfig(w, model)
-	if out, err := runHush(w, "run", "go"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	if out, err := runHush(w, "run", "go"); exitCodeOf(err) != 3 {
+		t.Fatalf("run: %v, want exit 3 (the secret was denied)\n%s", err, out)
 	}
 	out, err := runHush(w, "audit", "log")
 	if err != nil {

@@ -11,6 +11,13 @@ import (
 	"testing"
 )
 
+// Token counts the fake model reports for every response.
+const (
+	fakePromptTokens     = 120
+	fakeCompletionTokens = 7
+	fakeCachedTokens     = 64
+)
+
 // step is one scripted model response.
 type step struct {
 	text  string
@@ -132,12 +139,18 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	chunk(map[string]any{}, finish)
+	// The usage chunk hush asks for (stream_options.include_usage): fixed
+	// counts per step unless the step sets its own, so a test can check
+	// the sum a turn reports.
+	in, out, cached := fakePromptTokens, fakeCompletionTokens, fakeCachedTokens
 	if s.usage != nil {
-		b, _ := json.Marshal(map[string]any{
-			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
-			"usage": map[string]any{"prompt_tokens": s.usage[0], "completion_tokens": s.usage[1], "total_tokens": s.usage[0] + s.usage[1]},
-		})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		in, out, cached = s.usage[0], s.usage[1], 0
 	}
+	usage, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
+		"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out,
+			"total_tokens": in + out, "prompt_tokens_details": map[string]any{"cached_tokens": cached}},
+	})
+	fmt.Fprintf(w, "data: %s\n\n", usage)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }

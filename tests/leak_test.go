@@ -104,33 +104,25 @@ func TestRunDeniesSecretWithoutRule(t *testing.T) {
 		step{text: "ok"},
 	)
 	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n", model.URL()))
-	cmd := exec.Command(hushBin, "run", "--yes", "--json", "go")
-	cmd.Env, cmd.Dir = w.env, w.project
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	outBytes, err := cmd.Output()
-	out := string(outBytes)
-	if err != nil {
-		t.Fatalf("%v\n%s%s", err, out, stderr.String())
+	evs, stderr, code := runJSON(t, w, "run", "--yes", "--json", "go")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (the turn ended with a denial); stderr %s", code, stderr)
 	}
-	w.assertNoCanary("run --json stderr", stderr.String())
 	if _, err := os.Stat(filepath.Join(w.project, "ran")); err == nil {
 		t.Fatal("the script ran although its secret was denied")
 	}
 	var sawDenial bool
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var ev map[string]any
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("--json printed a non-JSON line %q", line)
-		}
-		if ev["type"] == "tool_result" && strings.Contains(fmt.Sprint(ev["text"]), "[[rules]]\ngate = \"vault.read:VAULT_CANARY\"\nsubject = \"bash\"\ndecision = \"allow\"") {
+	for _, ev := range ofType(evs, "tool.finished") {
+		if strings.Contains(ev.str("result"), "[[rules]]\ngate = \"vault.read:VAULT_CANARY\"\nsubject = \"bash\"\ndecision = \"allow\"") {
 			sawDenial = true
 		}
 	}
 	if !sawDenial {
-		t.Fatalf("no denial naming the rule to add:\n%s", out)
+		t.Fatalf("no denial naming the rule to add:\n%v", evs)
 	}
-	w.assertNoCanary("run --json output", out)
+	if p := ofType(evs, "permission"); len(p) != 2 || p[1].str("gate") != "vault.read:VAULT_CANARY" || p[1].str("decision") != "deny" {
+		t.Errorf("permission events %v", p)
+	}
 	if !strings.Contains(w.audit(), `"gate":"vault.read:VAULT_CANARY","decision":"deny","source":"default"`) {
 		t.Errorf("audit lacks the denial:\n%s", w.audit())
 	}

@@ -35,8 +35,8 @@ func TestUntrustedProjectCannotWidenTheGate(t *testing.T) {
 		before := strings.Count(w.audit(), `"gate":"vault.read:GRANTED","decision":"deny","source":"default"`)
 		shaBefore := strings.Count(w.transcripts(), w.grantedSHA)
 		out, err := runHush(w, "run", "look")
-		if err != nil {
-			t.Fatalf("%s: run: %v\n%s", stage, err, out)
+		if code := exitCodeOf(err); code != 3 {
+			t.Fatalf("%s: run exited %d (%v), want 3 (the turn ended with a denial)\n%s", stage, code, err, out)
 		}
 		w.assertNoCanary(stage+": the output", out)
 		w.assertNoCanary(stage+": the transcript", w.transcripts())

@@ -47,6 +47,9 @@ type Spec struct {
 	// the agent under test unprivileged, where same-user protections mean
 	// something).
 	Credential *syscall.Credential
+	// Sandbox, when set, runs the child in a sandbox of its own (see
+	// Sandbox). Every host tool sets it; nil is for hush's own helpers.
+	Sandbox *Sandbox
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
 	KillGrace time.Duration
@@ -97,6 +100,11 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 		killWithParent(cmd.SysProcAttr)
 	}
 	cmd.SysProcAttr.Credential = spec.Credential
+	if spec.Sandbox != nil {
+		if err := sandboxCmd(cmd, prog, spec); err != nil {
+			return nil, err
+		}
+	}
 	grace := spec.KillGrace
 	cmd.Cancel = func() error {
 		if grace > 0 {

@@ -47,6 +47,9 @@ type Config struct {
 	Tools func() []ToolInfo
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
+	// Intro, if set, is shown under the banner (which instructions were
+	// loaded, say).
+	Intro string
 }
 
 // ToolInfo is one line of /tools.
@@ -90,6 +93,9 @@ func New(cfg Config) *Chat {
 	return c
 }
 
+// SetIntro sets Config.Intro; call it before Run.
+func (c *Chat) SetIntro(s string) { c.cfg.Intro = s }
+
 // ErrInterrupted ends Run after a second Ctrl-C at an idle prompt.
 var ErrInterrupted = errors.New("interrupted")
 
@@ -100,6 +106,9 @@ func (c *Chat) Run() error {
 		c.width.Store(int64(w))
 	}
 	fmt.Fprintln(c.cfg.Out, c.banner())
+	if c.cfg.Intro != "" {
+		fmt.Fprintln(c.cfg.Out, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
+	}
 	m := newModel(c)
 	c.prog = tea.NewProgram(m,
 		tea.WithInput(c.cfg.In), tea.WithOutput(c.cfg.Out),

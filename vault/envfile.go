@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/hushcli/hush/config/atomicfile"
 	"github.com/joho/godotenv"
 )
 
@@ -324,40 +325,11 @@ func encodeValue(name, value string) (string, bool) {
 	return "", false
 }
 
-// writeAtomic replaces path with data: temp file in the same dir (0600),
-// fsync, rename, fsync of the dir. A crash before the rename leaves the old
-// file as it was and at most a stray temp file.
+// writeAtomic replaces path with data through hush's one atomic writer
+// (temp file 0600 in the same dir, fsync, rename, fsync of the dir).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, data, nil); err != nil {
 		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("vault: write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

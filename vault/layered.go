@@ -110,6 +110,32 @@ func (l *Layered) Origin(name string) string {
 	return "vault"
 }
 
+// Origins is Origin for every name, from one listing of each layer: asking
+// Origin name by name lists the backend and reads a value per name, which
+// made `hush vault list` quadratic (8,000 names: 32 s).
+func (l *Layered) Origins() (map[string]string, error) {
+	stored, err := l.Backend.Names()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(stored)+len(l.DotEnv))
+	for n := range l.DotEnv {
+		out[n] = ".env"
+	}
+	for _, n := range stored {
+		out[n] = "vault"
+	}
+	for _, n := range l.credentials() {
+		out[n] = "environment"
+	}
+	for n := range out {
+		if l.Process[n] != "" {
+			out[n] = "environment"
+		}
+	}
+	return out, nil
+}
+
 // Bulk is a backend that can return every secret in one read. The map it
 // returns is the caller's to keep and change.
 type Bulk interface {

@@ -82,3 +82,29 @@ func TestLayeredWritesGoToBackend(t *testing.T) {
 func isCredential(name string) bool {
 	return len(name) > 6 && name[len(name)-6:] == "_TOKEN"
 }
+
+// Origins, the one-pass listing `hush vault list` uses, says what Origin
+// says for every name.
+func TestLayeredOriginsAgreeWithOrigin(t *testing.T) {
+	t.Parallel()
+	l := &vault.Layered{
+		Backend:      newMem("STORED", "s", "BOTH", "b", "SHADOWED", "x"),
+		DotEnv:       map[string]string{"LEGACY": "l", "BOTH": "old"},
+		Process:      map[string]string{"GITHUB_TOKEN": "ghp", "SHADOWED": "env-wins", "PATH": "/bin"},
+		IsCredential: func(n string) bool { return n == "GITHUB_TOKEN" },
+	}
+	origins, err := l.Origins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := l.Names()
+	if !slices.Equal(slices.Sorted(maps.Keys(origins)), names) {
+		t.Fatalf("Origins names %q, Names %q", slices.Sorted(maps.Keys(origins)), names)
+	}
+	want := map[string]string{"STORED": "vault", "BOTH": "vault", "SHADOWED": "environment", "LEGACY": ".env", "GITHUB_TOKEN": "environment"}
+	for _, n := range names {
+		if origins[n] != l.Origin(n) || origins[n] != want[n] {
+			t.Errorf("%s: Origins says %q, Origin %q, want %q", n, origins[n], l.Origin(n), want[n])
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/huh"
@@ -28,17 +29,18 @@ type Prompter struct {
 // Confirm implements executor.Prompter.
 func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
 	title, desc := describe(req)
+	if req.Diff != "" {
+		// The whole diff, before the form: the terminal's scrollback holds
+		// a long one, and nothing of what will be written is left out.
+		WriteDiff(p.Out, req.Diff)
+	}
 	choice := executor.ChoiceAllowOnce
 	// The title and description sit in a note of their own: a Select with a
 	// title sizes its list from a first render at a default width, where the
 	// description may wrap, and then scrolls its three options.
 	note := huh.NewNote().Title(title).Description(desc)
 	sel := huh.NewSelect[executor.Choice]().
-		Options(
-			huh.NewOption("Allow once", executor.ChoiceAllowOnce),
-			huh.NewOption("Allow for this session", executor.ChoiceAllowSession),
-			huh.NewOption("Deny", executor.ChoiceDeny),
-		).
+		Options(choices(req)...).
 		Value(&choice).
 		Inline(true)
 	form := huh.NewForm(huh.NewGroup(note, sel)).WithInput(p.In).WithOutput(p.Out).WithAccessible(p.Accessible).WithShowHelp(false)
@@ -50,6 +52,62 @@ func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.
 		return executor.ChoiceDeny, err
 	}
 	return choice, nil
+}
+
+// choices are the answers offered: a request about a file can be allowed
+// for this session for that file or for its directory only.
+func choices(req executor.Request) []huh.Option[executor.Choice] {
+	if req.Path == "" {
+		return []huh.Option[executor.Choice]{
+			huh.NewOption("Allow once", executor.ChoiceAllowOnce),
+			huh.NewOption("Allow for this session", executor.ChoiceAllowSession),
+			huh.NewOption("Deny", executor.ChoiceDeny),
+		}
+	}
+	dir := filepath.Dir(req.Path) + string(filepath.Separator)
+	return []huh.Option[executor.Choice]{
+		huh.NewOption("Allow once", executor.ChoiceAllowOnce),
+		huh.NewOption("Allow for this session: "+sanitizeLine(req.Path), executor.ChoiceAllowSession),
+		huh.NewOption("Allow for this session: every file in "+sanitizeLine(dir), executor.ChoiceAllowSessionDir),
+		huh.NewOption("Deny", executor.ChoiceDeny),
+	}
+}
+
+// WriteDiff writes a unified diff for a person: additions green, removals
+// red, hunk headers cyan, every line cleaned of terminal escapes (the
+// diff holds file content, which may carry them).
+func WriteDiff(w io.Writer, diff string) {
+	var b strings.Builder
+	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	fmt.Fprintf(&b, "\n%d-line diff; everything below is what will be written:\n", len(lines))
+	for _, l := range lines {
+		clean := strings.Map(func(r rune) rune {
+			if r == '\t' {
+				return r
+			}
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return '?'
+			}
+			return r
+		}, l)
+		color := ""
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			color = "\x1b[1m"
+		case strings.HasPrefix(l, "+"):
+			color = "\x1b[32m"
+		case strings.HasPrefix(l, "-"):
+			color = "\x1b[31m"
+		case strings.HasPrefix(l, "@@"):
+			color = "\x1b[36m"
+		}
+		if color != "" {
+			b.WriteString(color + clean + "\x1b[0m\n")
+		} else {
+			b.WriteString(clean + "\n")
+		}
+	}
+	_, _ = io.WriteString(w, b.String())
 }
 
 func describe(req executor.Request) (string, string) {

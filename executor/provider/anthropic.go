@@ -75,12 +75,9 @@ func (p *anthropicProvider) streamOnce(ctx context.Context, req Request, onText 
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
-			u := ev.Message.Usage
-			// input_tokens counts only what was not read from or written to
-			// the cache; Usage.InputTokens is the whole prompt.
-			resp.Usage.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-			resp.Usage.CachedTokens = u.CacheReadInputTokens
-			resp.Usage.OutputTokens = u.OutputTokens
+			resp.Usage.InputTokens = ev.Message.Usage.InputTokens
+			resp.Usage.OutputTokens = ev.Message.Usage.OutputTokens
+			resp.Usage.CachedTokens = ev.Message.Usage.CacheReadInputTokens
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" {
 				calls[ev.Index] = &toolCallBuilder{id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
@@ -108,6 +105,9 @@ func (p *anthropicProvider) streamOnce(ctx context.Context, req Request, onText 
 			}
 			if ev.Usage.OutputTokens > 0 {
 				resp.Usage.OutputTokens = ev.Usage.OutputTokens
+			}
+			if ev.Usage.CacheReadInputTokens > 0 {
+				resp.Usage.CachedTokens = ev.Usage.CacheReadInputTokens
 			}
 		}
 	}

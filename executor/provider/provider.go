@@ -112,19 +112,16 @@ type Response struct {
 }
 
 // Usage counts the tokens of one model call, as reported by the server
-// (zero when it reports nothing). InputTokens includes CachedTokens, the
-// part of the prompt the server read from its cache. CostUSD is what the
-// call cost, when the server says (OpenRouter and some proxies send
-// usage.cost); 0 otherwise.
+// (zero when it reports nothing).
 type Usage struct {
-	InputTokens, OutputTokens, CachedTokens int64
-	CostUSD                                 float64
-}
-
-// Add sums two usages.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
-		CachedTokens: u.CachedTokens + o.CachedTokens, CostUSD: u.CostUSD + o.CostUSD}
+	InputTokens, OutputTokens int64
+	// CachedTokens are input tokens served from the provider's prompt
+	// cache, as it reported them: OpenAI's cached_tokens are part of
+	// InputTokens, Anthropic's cache_read_input_tokens are not.
+	CachedTokens int64
+	// CostUSD is what the call cost, when the server says so (OpenRouter
+	// and some proxies send usage.cost); 0 otherwise.
+	CostUSD float64
 }
 
 // Provider streams one model response.

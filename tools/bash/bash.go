@@ -111,10 +111,10 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return executor.Result{Status: fmt.Sprintf("exit code %d", exit.ExitCode()), IsError: true}, nil
+		return executor.Exited(exit.ExitCode()), nil
 	}
 	if err != nil {
 		return executor.Result{}, fmt.Errorf("run bash: %w", err)
 	}
-	return executor.Result{Status: "exit code 0"}, nil
+	return executor.Exited(0), nil
 }

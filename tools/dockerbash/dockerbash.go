@@ -6,7 +6,10 @@
 //
 // The container's environment starts empty: it holds only what the tool's
 // policy sets literally and the secrets the call was granted, read through
-// the gated vault (subject "dockerbash") and placed in the API request body.
+// the gated vault (subject "dockerbash") and written to the container's
+// stdin, which its entrypoint reads before the script runs — never the
+// create request's Env, which the engine shows to anyone who inspects the
+// container (stdinenv.go).
 // Nothing of hush's environment is copied in — not even the core allowlist,
 // whose host paths mean nothing in an image. The engine address and its TLS
 // settings come from hush's start-up snapshot, passed to the client
@@ -238,13 +241,21 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		}
 		mounts = append(mounts, mountSpec{Type: "bind", Source: empty, Target: target, ReadOnly: true})
 	}
+	// The environment goes to the container's stdin, not into the request's
+	// Env, which the engine shows to anyone who inspects the container.
+	payload, err := envPayload(env)
+	if err != nil {
+		return executor.Result{}, err
+	}
 	spec := containerSpec{
 		Image:        t.Image,
-		Cmd:          []string{"sh", "-c", script},
-		Env:          env.Environ(), // the request body: never argv, never hush's environment
+		Cmd:          entrypointCmd(script),
 		WorkingDir:   Workdir,
+		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
+		OpenStdin:    true,
+		StdinOnce:    true,
 		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid())},
 		HostConfig: hostConfig{
 			NetworkMode: t.network(),
@@ -266,12 +277,25 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		return executor.Result{}, engineError("attach to the container", err)
 	}
 	defer att.Close()
+	stdin, err := cli.ContainerAttachStdin(ctx, id)
+	if err != nil {
+		return executor.Result{}, engineError("attach to the container's stdin", err)
+	}
+	defer stdin.Close()
 	// Waiting for removal (AutoRemove) means that when the wait returns the
 	// container is gone; it is registered before start so no exit is missed.
 	waitC, waitErrC := cli.ContainerWait(ctx, id, "removed")
 	if err := cli.ContainerStart(ctx, id); err != nil {
 		return executor.Result{}, t.createError(tc, root, err)
 	}
+	// The entrypoint reads the environment while this writes it; closing
+	// the stream ends the container's stdin (StdinOnce). A write that fails
+	// leaves the script without its environment, and the container's own
+	// exit says so; the result is the container's.
+	go func() {
+		_, _ = stdin.Write(payload)
+		_ = stdin.Close()
+	}()
 	copied := make(chan error, 1)
 	go func() {
 		// One goroutine writes tc.Output, so the redactor sees one stream.
@@ -300,8 +324,7 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		if w.Error != nil && w.Error.Message != "" {
 			return executor.Result{}, fmt.Errorf("docker engine: wait for the container: %s", w.Error.Message)
 		}
-		status := fmt.Sprintf("exit code %d", w.StatusCode)
-		return executor.Result{Status: status, IsError: w.StatusCode != 0}, nil
+		return executor.Exited(int(w.StatusCode)), nil
 	}
 }
 

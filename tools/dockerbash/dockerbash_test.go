@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
@@ -320,7 +321,7 @@ func TestTurnRecoversNoSecret(t *testing.T) {
 			{Gate: "tool.run:dockerbash", Subject: "dockerbash", Decision: executor.Allow},
 			{Gate: "vault.read:GRANTED", Subject: "dockerbash", Decision: executor.Allow},
 		}},
-		Audit:   executor.OpenAudit(auditPath),
+		Audit:   auditlog.Open(auditPath),
 		Vault:   vault,
 		Secrets: func() (map[string]string, error) { return vault, nil },
 		Ambient: amb,

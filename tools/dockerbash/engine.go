@@ -306,10 +306,16 @@ type containerSpec struct {
 	Cmd          []string
 	Env          []string
 	WorkingDir   string
+	AttachStdin  bool
 	AttachStdout bool
 	AttachStderr bool
-	Labels       map[string]string
-	HostConfig   hostConfig
+	// OpenStdin and StdinOnce: the container's stdin is open until the one
+	// client attached to it (the tool, which writes the environment there)
+	// disconnects.
+	OpenStdin  bool
+	StdinOnce  bool
+	Labels     map[string]string
+	HostConfig hostConfig
 }
 
 type hostConfig struct {
@@ -355,6 +361,25 @@ func (e *Engine) ContainerAttach(ctx context.Context, id string) (io.ReadCloser,
 		return nil, err
 	}
 	return resp.Body, nil
+}
+
+// ContainerAttachStdin attaches to the container's stdin alone and returns
+// a writer to it. Closing the writer ends the container's stdin (the
+// container is created with StdinOnce); the engine keeps no copy of what
+// was written.
+func (e *Engine) ContainerAttachStdin(ctx context.Context, id string) (io.WriteCloser, error) {
+	q := url.Values{"stream": {"1"}, "stdin": {"1"}}
+	resp, err := e.do(ctx, http.MethodPost, "/containers/"+url.PathEscape(id)+"/attach", q, nil,
+		http.Header{"Connection": {"Upgrade"}, "Upgrade": {"tcp"}})
+	if err != nil {
+		return nil, err
+	}
+	w, ok := resp.Body.(io.WriteCloser)
+	if !ok || resp.StatusCode != http.StatusSwitchingProtocols {
+		resp.Body.Close()
+		return nil, fmt.Errorf("the engine answered the stdin attach with %s, not a stream hush can write to", resp.Status)
+	}
+	return w, nil
 }
 
 // waitResult is the engine's answer to a wait.

@@ -1,22 +1,18 @@
 package dockerbash
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/hushcli/hush/tools"
 )
 
-// defaultMasks are hidden in every project, at any depth: the legacy .env
-// and its variants (.env.local, .env.production, .env.example — an example
-// file is hidden too, since what people put in it is not ours to judge),
-// and direnv's .envrc, which holds the same exports in shell syntax. This
-// is the only copy of the list; config's `mask` adds to it.
-func defaultMasks() []string { return []string{".env", ".env.*", ".envrc"} }
+// defaultMasks are the project masks every tool shares; tools/masks.go
+// owns the list, and config's `mask` adds to it here.
+func defaultMasks() []string { return tools.ProjectMaskPatterns() }
 
 // mask is one path of the project hidden inside the container.
 type mask struct {
@@ -35,40 +31,13 @@ func (m mask) String() string {
 	return "empty /app/" + m.Rel
 }
 
-// matchMask reports whether rel (slash-separated, relative to the project
-// root) is hidden by patterns. A pattern without a slash matches a base
-// name at any depth, as in .gitignore; a pattern with one matches the whole
-// relative path (a leading slash is allowed).
-func matchMask(patterns []string, rel string) bool {
-	base := path.Base(rel)
-	for _, p := range patterns {
-		p = strings.TrimSuffix(p, "/")
-		target := base
-		if strings.Contains(p, "/") {
-			p = strings.TrimPrefix(p, "/")
-			target = rel
-		}
-		if ok, err := path.Match(p, target); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
+// matchMask is the shared rule (tools.MatchProjectMask).
+func matchMask(patterns []string, rel string) bool { return tools.MatchProjectMask(patterns, rel) }
 
 // ValidMasks reports a malformed mask pattern: it would match nothing and
 // so hide nothing, which must not pass silently. The session checks config
 // with it at start, and Run checks again.
-func ValidMasks(patterns []string) error {
-	for _, p := range patterns {
-		if p == "" || strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/") == "" {
-			return fmt.Errorf("mask pattern %q is empty", p)
-		}
-		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("mask pattern %q is not a valid glob", p)
-		}
-	}
-	return nil
-}
+func ValidMasks(patterns []string) error { return tools.ValidMaskPatterns(patterns) }
 
 // planMasks walks the whole project under root (already free of symlinks)
 // and lists what the container must not see: every path matching patterns
@@ -178,40 +147,6 @@ func within(root, p string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// emptyFileName is the file bound over every masked file, in the tool's
-// directory under hush's data dir.
-const emptyFileName = "empty"
-
 // ensureEmptyFile returns the path of an empty, read-only regular file in
-// dir, (re)creating it if it is missing or was changed: something bound over
-// a .env must hold nothing.
-func ensureEmptyFile(dir string) (string, error) {
-	p := filepath.Join(dir, emptyFileName)
-	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0o444 {
-		return p, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("check the mask file: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create %s: %w", dir, err)
-	}
-	// Create beside it and rename over, so a concurrent hush never binds a
-	// half-made file.
-	f, err := os.CreateTemp(dir, ".empty-*")
-	if err != nil {
-		return "", fmt.Errorf("create the mask file: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o444); err != nil {
-		f.Close()
-		return "", fmt.Errorf("create the mask file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("create the mask file: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return "", fmt.Errorf("create the mask file: %w", err)
-	}
-	return p, nil
-}
+// dir (tools.EnsureEmptyFile).
+func ensureEmptyFile(dir string) (string, error) { return tools.EnsureEmptyFile(dir) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/hushcli/hush/vault"
 	gokeyring "github.com/zalando/go-keyring"
@@ -27,7 +28,10 @@ type goKeyring struct{}
 
 // OpenStore returns go-keyring's store after one lookup proves the keyring
 // answers. env is unused: these keyrings are not found through it.
-func OpenStore(map[string]string) (Store, func() error, error) {
+func OpenStore(env map[string]string) (Store, func() error, error) { return openStore(env, 0) }
+
+// openStore ignores the timeout: go-keyring's calls take none.
+func openStore(map[string]string, time.Duration) (Store, func() error, error) {
 	// A lookup of an item that need not exist proves the keyring answers.
 	_, err := gokeyring.Get(DefaultService, indexUser)
 	if err != nil && !errors.Is(err, gokeyring.ErrNotFound) {

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/hushcli/hush/vault"
@@ -78,6 +79,9 @@ type Options struct {
 	Env map[string]string
 	// DataDir is hush's data dir (absolute): the names index lock lives there.
 	DataDir string
+	// CallTimeout bounds each call to the keyring service (Linux); zero
+	// means 25 s. An error after it says so.
+	CallTimeout time.Duration
 }
 
 // Backend is the keyring vault backend. It is safe for concurrent use, also
@@ -109,7 +113,7 @@ func Open(opts Options) (*Backend, error) {
 	if service == "" {
 		service = DefaultService
 	}
-	store, closer, err := OpenStore(opts.Env)
+	store, closer, err := openStore(opts.Env, opts.CallTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	dbus "github.com/godbus/dbus/v5"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 	gokeyring "github.com/zalando/go-keyring"
@@ -367,5 +371,57 @@ func TestKeyringBusWithoutSecretService(t *testing.T) {
 	want := `no OS keyring service is available: no Secret Service (org.freedesktop.secrets) on the D-Bus session bus; start gnome-keyring or KeePassXC's Secret Service, or keep secrets in a file with the envfile backend ([vault] backend = "envfile")`
 	if err == nil || err.Error() != want {
 		t.Errorf("Open = %v\nwant %s", err, want)
+	}
+}
+
+// TestKeyringFrozenDaemonTimesOutWhenItSays: a keyring daemon that stops
+// answering (SIGSTOP) costs the per-call timeout the error names — it cost
+// 145 s while the message said 25 s.
+func TestKeyringFrozenDaemonTimesOutWhenItSays(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the Secret Service is Linux's")
+	}
+	service, dataDir := "hush-test-"+randomHex(t), t.TempDir()
+	openService(t, service, dataDir) // skips without a Secret Service
+	b, err := keyring.Open(keyring.Options{Service: service, Env: environ(), DataDir: dataDir, CallTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var pid uint32
+	if err := conn.BusObject().Call("org.freedesktop.DBus.GetConnectionUnixProcessID", 0, "org.freedesktop.secrets").Store(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(int(pid), syscall.SIGSTOP); err != nil {
+		t.Skipf("cannot stop the keyring daemon (pid %d): %v", pid, err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = syscall.Kill(int(pid), syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	start := time.Now()
+	_, err = b.Get("SOME_NAME")
+	took := time.Since(start)
+	resume()
+	if err == nil || !strings.Contains(err.Error(), "no answer within 1s") {
+		t.Fatalf("Get on a frozen daemon: %v; want an error saying no answer within 1s", err)
+	}
+	// One call's timeout, plus scheduling: far below the 2m prompt bound
+	// the whole operation used to wait.
+	if took > 10*time.Second {
+		t.Errorf("Get on a frozen daemon took %v; the error says 1s", took)
+	}
+	// Positive control: the daemon answers again once resumed.
+	if err := b.Set("AFTER", "v"); err != nil {
+		t.Errorf("Set after the daemon resumed: %v", err)
 	}
 }

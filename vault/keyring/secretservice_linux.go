@@ -34,8 +34,9 @@ const (
 	dbusNameHasOwner = "org.freedesktop.DBus.NameHasOwner"
 )
 
-// callTimeout bounds one D-Bus call; promptTimeout bounds how long a person
-// has to answer the keyring's unlock dialog.
+// callTimeout bounds each D-Bus call (a frozen keyring daemon answers none);
+// promptTimeout bounds how long a person has to answer the keyring's unlock
+// dialog, and applies only while one is shown.
 const (
 	callTimeout   = 25 * time.Second
 	promptTimeout = 2 * time.Minute
@@ -54,25 +55,33 @@ type ssSecret struct {
 // go-keyring uses ("service", "username") and its label, so go-keyring and
 // `secret-tool lookup service hush username NAME` find them.
 type secretService struct {
-	addr string
-	mu   sync.Mutex
-	conn *dbus.Conn
+	addr    string
+	timeout time.Duration // per call
+	mu      sync.Mutex
+	conn    *dbus.Conn
 }
 
 // OpenStore connects to the platform keyring: on Linux, the Secret Service
 // on the session bus named in env (hush's snapshot), checked to be there.
 // The returned func closes the connection.
 func OpenStore(env map[string]string) (Store, func() error, error) {
+	return openStore(env, callTimeout)
+}
+
+func openStore(env map[string]string, timeout time.Duration) (Store, func() error, error) {
+	if timeout <= 0 {
+		timeout = callTimeout
+	}
 	addr, err := busAddress(env)
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &secretService{addr: addr}
+	s := &secretService{addr: addr, timeout: timeout}
 	conn, err := s.connect()
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var owned bool
 	err = conn.BusObject().CallWithContext(ctx, dbusNameHasOwner, 0, ssName).Store(&owned)
@@ -81,6 +90,10 @@ func OpenStore(env map[string]string) (Store, func() error, error) {
 		var activatable []string
 		err = conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.ListActivatableNames", 0).Store(&activatable)
 		owned = err == nil && contains(activatable, ssName)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		_ = s.close()
+		return nil, nil, fmt.Errorf("%w: the D-Bus session bus did not answer within %s", ErrUnavailable, timeout)
 	}
 	if err != nil || !owned {
 		_ = s.close()
@@ -165,7 +178,26 @@ func (s *secretService) close() error {
 type op struct {
 	conn       *dbus.Conn
 	ctx        context.Context
+	timeout    time.Duration // per call
 	collection dbus.BusObject
+}
+
+// call makes one D-Bus call bounded by the per-call timeout (within the
+// operation's own bound), so a daemon that stopped answering costs the
+// time the message names, not the whole operation's allowance.
+func (o *op) call(obj dbus.BusObject, method string, args ...any) *dbus.Call {
+	ctx, cancel := context.WithTimeout(o.ctx, o.timeout)
+	defer cancel()
+	c := obj.CallWithContext(ctx, method, 0, args...)
+	if c.Err != nil && ctx.Err() != nil {
+		c.Err = fmt.Errorf("no answer within %s (is the keyring daemon running and not stopped?)", o.timeout)
+	}
+	return c
+}
+
+// opContext bounds a whole operation: a few calls and at most one prompt.
+func (s *secretService) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 8*s.timeout+promptTimeout)
 }
 
 func (s *secretService) begin(ctx context.Context) (*op, error) {
@@ -173,12 +205,12 @@ func (s *secretService) begin(ctx context.Context) (*op, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &op{conn: conn, ctx: ctx}
+	o := &op{conn: conn, ctx: ctx, timeout: s.timeout}
 	// go-keyring's choice, so both use the same collection: "login" when it
 	// exists, else whatever the default alias points at.
 	path := ssDefaultAlias
 	var cols dbus.Variant
-	if err := o.service().CallWithContext(ctx, dbusProperties+".Get", 0, ssService, "Collections").Store(&cols); err != nil {
+	if err := o.call(o.service(), dbusProperties+".Get", ssService, "Collections").Store(&cols); err != nil {
 		return nil, wrapDBus(err)
 	}
 	if paths, ok := cols.Value().([]dbus.ObjectPath); ok && containsPath(paths, ssLoginPath) {
@@ -207,7 +239,7 @@ func (o *op) service() dbus.BusObject { return o.conn.Object(ssName, ssPath) }
 func (o *op) unlock(path dbus.ObjectPath) error {
 	var unlocked []dbus.ObjectPath
 	var prompt dbus.ObjectPath
-	if err := o.service().CallWithContext(o.ctx, ssService+".Unlock", 0, []dbus.ObjectPath{path}).Store(&unlocked, &prompt); err != nil {
+	if err := o.call(o.service(), ssService+".Unlock", []dbus.ObjectPath{path}).Store(&unlocked, &prompt); err != nil {
 		return wrapDBus(err)
 	}
 	if prompt != "/" {
@@ -225,7 +257,9 @@ func (o *op) unlock(path dbus.ObjectPath) error {
 // prompt shows a Secret Service prompt and waits for its Completed signal.
 func (o *op) prompt(path dbus.ObjectPath) (bool, dbus.Variant, error) {
 	match := []dbus.MatchOption{dbus.WithMatchObjectPath(path), dbus.WithMatchInterface(ssPrompt), dbus.WithMatchMember("Completed")}
-	if err := o.conn.AddMatchSignalContext(o.ctx, match...); err != nil {
+	mctx, cancel := context.WithTimeout(o.ctx, o.timeout)
+	defer cancel()
+	if err := o.conn.AddMatchSignalContext(mctx, match...); err != nil {
 		return false, dbus.Variant{}, wrapDBus(err)
 	}
 	defer func() { _ = o.conn.RemoveMatchSignal(match...) }()
@@ -233,7 +267,7 @@ func (o *op) prompt(path dbus.ObjectPath) (bool, dbus.Variant, error) {
 	o.conn.Signal(ch)
 	defer o.conn.RemoveSignal(ch)
 	p := o.conn.Object(ssName, path)
-	if err := p.CallWithContext(o.ctx, ssPrompt+".Prompt", 0, "").Err; err != nil {
+	if err := o.call(p, ssPrompt+".Prompt", "").Err; err != nil {
 		return false, dbus.Variant{}, wrapDBus(err)
 	}
 	timer := time.NewTimer(promptTimeout)
@@ -248,7 +282,7 @@ func (o *op) prompt(path dbus.ObjectPath) (bool, dbus.Variant, error) {
 			result, _ := sig.Body[1].(dbus.Variant)
 			return dismissed, result, nil
 		case <-timer.C:
-			_ = p.Call(ssPrompt+".Dismiss", 0).Err
+			_ = o.call(p, ssPrompt+".Dismiss").Err
 			return true, dbus.Variant{}, fmt.Errorf("%w: nobody answered the unlock prompt within %s", ErrLocked, promptTimeout)
 		}
 	}
@@ -257,7 +291,7 @@ func (o *op) prompt(path dbus.ObjectPath) (bool, dbus.Variant, error) {
 func (o *op) find(service, user string) ([]dbus.ObjectPath, error) {
 	var items []dbus.ObjectPath
 	attrs := map[string]string{"service": service, "username": user}
-	if err := o.collection.CallWithContext(o.ctx, ssCollection+".SearchItems", 0, attrs).Store(&items); err != nil {
+	if err := o.call(o.collection, ssCollection+".SearchItems", attrs).Store(&items); err != nil {
 		return nil, wrapDBus(err)
 	}
 	return items, nil
@@ -268,14 +302,14 @@ func (o *op) find(service, user string) ([]dbus.ObjectPath, error) {
 func (o *op) session() (dbus.ObjectPath, func(), error) {
 	var out dbus.Variant
 	var path dbus.ObjectPath
-	if err := o.service().CallWithContext(o.ctx, ssService+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &path); err != nil {
+	if err := o.call(o.service(), ssService+".OpenSession", "plain", dbus.MakeVariant("")).Store(&out, &path); err != nil {
 		return "", nil, wrapDBus(err)
 	}
-	return path, func() { _ = o.conn.Object(ssName, path).Call(ssSession+".Close", 0).Err }, nil
+	return path, func() { _ = o.call(o.conn.Object(ssName, path), ssSession+".Close").Err }, nil
 }
 
 func (s *secretService) Get(service, user string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout+promptTimeout)
+	ctx, cancel := s.opContext()
 	defer cancel()
 	o, err := s.begin(ctx)
 	if err != nil {
@@ -297,14 +331,14 @@ func (s *secretService) Get(service, user string) (string, error) {
 		return "", err
 	}
 	var sec ssSecret
-	if err := o.conn.Object(ssName, items[0]).CallWithContext(ctx, ssItem+".GetSecret", 0, sess).Store(&sec); err != nil {
+	if err := o.call(o.conn.Object(ssName, items[0]), ssItem+".GetSecret", sess).Store(&sec); err != nil {
 		return "", wrapDBus(err)
 	}
 	return string(sec.Value), nil
 }
 
 func (s *secretService) Set(service, user, value string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout+promptTimeout)
+	ctx, cancel := s.opContext()
 	defer cancel()
 	o, err := s.begin(ctx)
 	if err != nil {
@@ -322,7 +356,7 @@ func (s *secretService) Set(service, user, value string) error {
 	sec := ssSecret{Session: sess, Parameters: []byte{}, Value: []byte(value), ContentType: "text/plain; charset=utf8"}
 	var item, prompt dbus.ObjectPath
 	// replace = true: an item with the same attributes is overwritten.
-	if err := o.collection.CallWithContext(ctx, ssCollection+".CreateItem", 0, props, sec, true).Store(&item, &prompt); err != nil {
+	if err := o.call(o.collection, ssCollection+".CreateItem", props, sec, true).Store(&item, &prompt); err != nil {
 		return wrapDBus(err)
 	}
 	if prompt != "/" {
@@ -336,7 +370,7 @@ func (s *secretService) Set(service, user, value string) error {
 }
 
 func (s *secretService) Delete(service, user string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout+promptTimeout)
+	ctx, cancel := s.opContext()
 	defer cancel()
 	o, err := s.begin(ctx)
 	if err != nil {
@@ -348,7 +382,7 @@ func (s *secretService) Delete(service, user string) error {
 	}
 	for _, it := range items {
 		var prompt dbus.ObjectPath
-		if err := o.conn.Object(ssName, it).CallWithContext(ctx, ssItem+".Delete", 0).Store(&prompt); err != nil {
+		if err := o.call(o.conn.Object(ssName, it), ssItem+".Delete").Store(&prompt); err != nil {
 			return wrapDBus(err)
 		}
 		if prompt != "/" {
@@ -387,7 +421,7 @@ func wrapDBus(err error) error {
 		return wrapDBus(*dep)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("secret service: no answer within %s", callTimeout)
+		return errors.New("secret service: the operation did not finish in time")
 	}
 	return fmt.Errorf("secret service: %w", err)
 }

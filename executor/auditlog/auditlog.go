@@ -1,8 +1,13 @@
-package executor
+// Package auditlog is hush's append-only record of permission decisions:
+// which tool asked for which secret or run, what was decided, and why.
+//
+// It is a leaf: it imports no other hush package and no model provider, so
+// its fuzz target compiles in seconds. It must never hold a secret value —
+// a vault read is recorded by the secret's name, in the gate id.
+package auditlog
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,12 +21,23 @@ import (
 	"time"
 )
 
-// AuditFileName is the audit log in the data dir.
-const AuditFileName = "audit.jsonl"
+// FileName is the audit log in the data dir.
+const FileName = "audit.jsonl"
 
-// AuditEntry is one gate decision. It never holds a secret value: a vault
+// Decision is what the permission gate said about one request. The gate
+// (package executor) uses this type as its own, so an entry records the
+// gate's answer without the log depending on the gate.
+type Decision string
+
+const (
+	Allow Decision = "allow"
+	Deny  Decision = "deny"
+	Ask   Decision = "ask"
+)
+
+// Entry is one gate decision. It never holds a secret value: a vault
 // read is recorded by the secret's name, in the gate id.
-type AuditEntry struct {
+type Entry struct {
 	Time     time.Time `json:"time"`
 	Session  string    `json:"session,omitempty"`
 	Turn     int       `json:"turn"`
@@ -36,7 +52,7 @@ type AuditEntry struct {
 // the two equal). It runs for every gate decision, and encoding/json's
 // reflection cost about 10 µs of each tool call on a cache the tool's
 // process had just evicted.
-func (e AuditEntry) appendJSON(b []byte) ([]byte, error) {
+func (e Entry) appendJSON(b []byte) ([]byte, error) {
 	if y := e.Time.Year(); y < 0 || y > 9999 {
 		return json.Marshal(e) // for its error
 	}
@@ -72,7 +88,7 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// AuditLog appends gate decisions to a JSON-lines file, opened O_APPEND so
+// Log appends gate decisions to a JSON-lines file, opened O_APPEND so
 // each entry lands whole even with several hush processes writing.
 //
 // The file stays open between records: opening and closing it cost about
@@ -80,7 +96,7 @@ func appendJSONString(b []byte, s string) []byte {
 // the caches are cold). Before each record one stat(2) checks that path
 // still names that file; if it was removed or rotated, the record goes to
 // the file now at path (created if need be), never into the old one.
-type AuditLog struct {
+type Log struct {
 	mu       sync.Mutex
 	path     string
 	now      func() time.Time
@@ -89,14 +105,14 @@ type AuditLog struct {
 	open     bool   // fd is the log's file
 }
 
-// OpenAudit returns the log at path (created 0600 on first write).
-func OpenAudit(path string) *AuditLog { return &AuditLog{path: path, now: time.Now} }
+// Open returns the log at path (created 0600 on first write).
+func Open(path string) *Log { return &Log{path: path, now: time.Now} }
 
 // Path is the log's file.
-func (a *AuditLog) Path() string { return a.path }
+func (a *Log) Path() string { return a.path }
 
 // Record appends e, stamping its time.
-func (a *AuditLog) Record(e AuditEntry) error {
+func (a *Log) Record(e Entry) error {
 	if a == nil {
 		return nil
 	}
@@ -120,7 +136,7 @@ func (a *AuditLog) Record(e AuditEntry) error {
 
 // reopen makes a.fd a descriptor of the file now at a.path, creating it (and
 // its directory, 0700) if need be.
-func (a *AuditLog) reopen() error {
+func (a *Log) reopen() error {
 	var st syscall.Stat_t
 	if a.open {
 		if syscall.Stat(a.path, &st) == nil && uint64(st.Dev) == a.dev && uint64(st.Ino) == a.ino {
@@ -146,7 +162,7 @@ func (a *AuditLog) reopen() error {
 }
 
 // Close closes the log's file; a later Record opens it again.
-func (a *AuditLog) Close() error {
+func (a *Log) Close() error {
 	if a == nil {
 		return nil
 	}
@@ -156,7 +172,7 @@ func (a *AuditLog) Close() error {
 	return nil
 }
 
-func (a *AuditLog) closeLocked() {
+func (a *Log) closeLocked() {
 	if a.open {
 		_ = syscall.Close(a.fd)
 		a.open = false
@@ -190,9 +206,9 @@ func writeAll(fd int, b []byte) error {
 	return nil
 }
 
-// ReadAudit reads every entry of the log at path; a missing log is empty.
+// Read reads every entry of the log at path; a missing log is empty.
 // A line that does not parse is reported by number.
-func ReadAudit(path string) ([]AuditEntry, error) {
+func Read(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -201,43 +217,22 @@ func ReadAudit(path string) ([]AuditEntry, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return decodeAudit(f, path)
+	return decode(f, path)
 }
 
-func decodeAudit(r io.Reader, name string) ([]AuditEntry, error) {
-	var out []AuditEntry
+func decode(r io.Reader, name string) ([]Entry, error) {
+	var out []Entry
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
-		var e AuditEntry
+		var e Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return out, fmt.Errorf("%s line %d: not an audit entry", name, n)
 		}
 		out = append(out, e)
 	}
 	return out, sc.Err()
-}
-
-// auditedGate records every decision of the gate it wraps.
-type auditedGate struct {
-	gate    Gate
-	log     *AuditLog
-	session string
-}
-
-func (g auditedGate) Decide(ctx context.Context, req Request) (Verdict, error) {
-	v, err := g.gate.Decide(ctx, req)
-	if err != nil {
-		return v, err
-	}
-	if aerr := g.log.Record(AuditEntry{Session: g.session, Turn: req.Turn, Tool: req.Subject, Gate: req.GateID,
-		Decision: v.Decision, Source: v.Source, Rule: v.Rule}); aerr != nil {
-		// A decision that cannot be recorded is not taken: "which tool asked
-		// for which secret" must stay answerable.
-		return Verdict{Decision: Deny, Source: "audit", Message: "denied because the audit log cannot be written: " + aerr.Error()}, nil
-	}
-	return v, nil
 }

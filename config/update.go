@@ -1,4 +1,4 @@
-package wizard
+package config
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
-	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/config/atomicfile"
 )
 
 // Setting is one string key of a top-level table of config.toml.
@@ -42,7 +42,7 @@ func UpdateConfig(path string, settings ...Setting) (rewritten bool, err error) 
 			return false, fmt.Errorf("%s.%s: not valid UTF-8 text; nothing was changed", st.Table, st.Key)
 		}
 	}
-	if _, err := config.Load(path); err != nil {
+	if _, err := Load(path); err != nil {
 		return false, fmt.Errorf("%w (fix it, then run this again; nothing was changed)", err)
 	}
 	var doc map[string]any
@@ -111,41 +111,22 @@ func tablesOf(settings []Setting) (order []string, byTable map[string][]Setting)
 	return order, byTable
 }
 
-// writeChecked writes data to a temp file beside path, checks that it is a
-// valid config that decodes to want, and renames it over path.
+// writeChecked replaces path with data through the one atomic writer,
+// after checking that the temp file is a valid config that decodes to want.
 func writeChecked(path string, data []byte, want map[string]any) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if _, err := config.Load(tmp); err != nil {
-		return err
-	}
-	var got map[string]any
-	if _, err := toml.Decode(string(data), &got); err != nil {
-		return err
-	}
-	if !reflect.DeepEqual(normalize(got), normalize(want)) {
-		return errors.New("the edited file does not say what was asked")
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, data, func(tmp string) error {
+		if _, err := Load(tmp); err != nil {
+			return err
+		}
+		var got map[string]any
+		if _, err := toml.Decode(string(data), &got); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			return errors.New("the edited file does not say what was asked")
+		}
+		return nil
+	})
 }
 
 // normalize makes an empty table and a missing one compare equal.

@@ -1,4 +1,4 @@
-package wizard_test
+package config_test
 
 import (
 	"os"
@@ -7,10 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/wizard"
 )
 
-var setupSettings = []wizard.Setting{
+var setupSettings = []config.Setting{
 	{Table: "model", Key: "provider", Value: "openai"},
 	{Table: "model", Key: "base_url", Value: "http://127.0.0.1:11434/v1"},
 	{Table: "model", Key: "model", Value: "llama3.2"},
@@ -22,7 +21,7 @@ func TestUpdateConfig(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, before, want string
-		settings           []wizard.Setting
+		settings           []config.Setting
 		rewritten          bool
 	}{
 		{
@@ -105,7 +104,7 @@ api_key = """
 ${OLD}"""
 base_url = "http://x/v1"
 `,
-			settings: []wizard.Setting{{Table: "model", Key: "api_key", Value: ""}, {Table: "model", Key: "base_url", Value: `http://h/"q"\`}},
+			settings: []config.Setting{{Table: "model", Key: "api_key", Value: ""}, {Table: "model", Key: "base_url", Value: `http://h/"q"\`}},
 			want: `[model]
 provider = "openai"
 base_url = "http://h/\"q\"\\"
@@ -114,7 +113,7 @@ base_url = "http://h/\"q\"\\"
 		{
 			name:      "dotted keys defeat the text edit: the document is re-encoded",
 			before:    "model.provider = \"anthropic\"\nmodel.model = \"claude-x\"\n",
-			settings:  []wizard.Setting{{Table: "model", Key: "provider", Value: "openai"}},
+			settings:  []config.Setting{{Table: "model", Key: "provider", Value: "openai"}},
 			rewritten: true,
 			want:      "[model]\n  model = \"claude-x\"\n  provider = \"openai\"\n",
 		},
@@ -131,7 +130,7 @@ base_url = "http://h/\"q\"\\"
 					t.Fatal(err)
 				}
 			}
-			rewritten, err := wizard.UpdateConfig(path, tt.settings...)
+			rewritten, err := config.UpdateConfig(path, tt.settings...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +167,7 @@ func TestUpdateConfigRefusesABrokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := wizard.UpdateConfig(path, setupSettings...)
+	_, err := config.UpdateConfig(path, setupSettings...)
 	want := "invalid config: " + path + ": unknown key model.bogus_key (fix it, then run this again; nothing was changed)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
@@ -200,12 +199,12 @@ func FuzzUpdateConfig(f *testing.F) {
 		if _, err := config.Load(path); err != nil {
 			return // setup refuses to touch a file that does not load
 		}
-		settings := []wizard.Setting{
+		settings := []config.Setting{
 			{Table: "model", Key: "provider", Value: "openai"},
 			{Table: "model", Key: "base_url", Value: baseURL},
 			{Table: "vault", Key: "backend", Value: "keyring"},
 		}
-		_, err := wizard.UpdateConfig(path, settings...)
+		_, err := config.UpdateConfig(path, settings...)
 		if !utf8.ValidString(baseURL) {
 			if err == nil || err.Error() != "model.base_url: not valid UTF-8 text; nothing was changed" {
 				t.Fatalf("UpdateConfig with invalid UTF-8: %v", err)

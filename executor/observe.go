@@ -1,0 +1,88 @@
+package executor
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hushcli/hush/executor/provider"
+)
+
+// The interfaces below are optional capabilities of an [Events] sink, found
+// by type assertion: the terminal needs only Events, the --json stream
+// (executor/events) wants every one. Like Events, everything they receive
+// is already redacted.
+
+// TurnEvents is told where a turn starts and how it ended.
+type TurnEvents interface {
+	TurnStarted(turn int)
+	// TurnCompleted is called once the model gave its final answer (not
+	// when the turn failed or was cancelled: the caller reports that).
+	TurnCompleted(turn int, r TurnResult)
+}
+
+// PermissionEvents is told every gate decision, after the audit log
+// recorded it.
+type PermissionEvents interface {
+	Permission(req Request, v Verdict)
+}
+
+// ToolFinishEvents gets the end of a call with its status, exit code and
+// duration. It is called after ToolEnd.
+type ToolFinishEvents interface {
+	ToolFinished(call provider.ToolCall, f ToolFinish)
+}
+
+// Tool call statuses, as ToolFinish.Status and the --json stream name them.
+const (
+	StatusOK        = "ok"        // ran; exit code 0 or no process
+	StatusError     = "error"     // ran and failed, or could not run
+	StatusDenied    = "denied"    // the gate said no: nothing ran
+	StatusCancelled = "cancelled" // the user interrupted the turn
+)
+
+// ToolFinish is how one tool call ended.
+type ToolFinish struct {
+	Status   string
+	Result   string // what the model sees
+	IsError  bool
+	ExitCode *int // nil when no process ran to its end
+	Duration time.Duration
+}
+
+// TurnResult is what one turn produced.
+type TurnResult struct {
+	// Messages are the turn's new messages (to append to history).
+	Messages []provider.Message
+	// Final is the model's last text, redacted.
+	Final string
+	// Usage sums the provider's reports over the turn's model calls.
+	Usage provider.Usage
+	// Denied lists the gate ids denied during the turn, in order.
+	Denied []string
+	// Steps counts model calls.
+	Steps int
+}
+
+// denials collects the gate ids denied during one turn.
+type denials struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (d *denials) add(id string) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.ids = append(d.ids, id)
+	d.mu.Unlock()
+}
+
+func (d *denials) list() []string {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.ids...)
+}

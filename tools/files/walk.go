@@ -1,0 +1,207 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// The walk honours .gitignore with go-git's matcher
+// (plumbing/format/gitignore): go-git is the maintained Go implementation
+// of git (v5 released monthly), and its matcher takes each .gitignore's
+// patterns with the directory they came from, which is exactly how nested
+// .gitignore files apply. sabhiram/go-gitignore, the other common choice,
+// has had no release since 2021 and matches one file's patterns only.
+
+// entry is one file the walk found.
+type entry struct {
+	path string // absolute
+	rel  string // relative to the walk's root, with forward slashes
+	d    fs.DirEntry
+}
+
+// walker lists the regular files under a root in parallel, skipping what
+// .gitignore excludes, .git itself, symlinks (as ripgrep does: a link is
+// not followed, so a link to the vault is never read through a walk) and
+// every path the mask check refuses.
+type walker struct {
+	check Check
+	// visit is called from several goroutines at once.
+	visit func(e entry)
+	// masked counts the paths the mask check refused.
+	masked atomic.Int64
+	stop   atomic.Bool
+}
+
+type dirTask struct {
+	abs   string
+	rel   string   // "" for the root
+	comps []string // rel's components below the repository root
+	ps    []gitignore.Pattern
+}
+
+// walk lists root. base is root's path components below the repository
+// root (the nearest ancestor with .git), ps the patterns of the .gitignore
+// files between that repository root and root.
+func (w *walker) walk(ctx context.Context, root string) {
+	base, ps := repoPatterns(root)
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		queue   = []dirTask{{abs: root, comps: base, ps: ps}}
+		pending = 1
+	)
+	workers := runtime.GOMAXPROCS(0) * 2
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				for len(queue) == 0 && pending > 0 {
+					cond.Wait()
+				}
+				if len(queue) == 0 {
+					mu.Unlock()
+					return
+				}
+				t := queue[len(queue)-1]
+				queue = queue[:len(queue)-1]
+				mu.Unlock()
+				var subs []dirTask
+				if ctx.Err() == nil && !w.stop.Load() {
+					subs = w.dir(t)
+				}
+				mu.Lock()
+				queue = append(queue, subs...)
+				pending += len(subs) - 1
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// dir reads one directory, visits its files and returns its subdirectories.
+func (w *walker) dir(t dirTask) []dirTask {
+	ents, err := os.ReadDir(t.abs)
+	if err != nil {
+		return nil // unreadable: skipped, as git and ripgrep do
+	}
+	ps := t.ps
+	for _, e := range ents {
+		if e.Name() == ".gitignore" && e.Type().IsRegular() {
+			ps = append(ps[:len(ps):len(ps)], readIgnore(filepath.Join(t.abs, ".gitignore"), t.comps)...)
+			break
+		}
+	}
+	var m gitignore.Matcher
+	if len(ps) > 0 {
+		m = gitignore.NewMatcher(ps)
+	}
+	var subs []dirTask
+	for _, e := range ents {
+		name := e.Name()
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 || (!typ.IsDir() && !typ.IsRegular()) {
+			continue
+		}
+		isDir := typ.IsDir()
+		if isDir && name == ".git" {
+			continue
+		}
+		comps := append(t.comps[:len(t.comps):len(t.comps)], name)
+		if m != nil && m.Match(comps, isDir) {
+			continue
+		}
+		abs := t.abs + string(filepath.Separator) + name
+		if _, masked := w.check(abs); masked {
+			w.masked.Add(1)
+			continue
+		}
+		rel := name
+		if t.rel != "" {
+			rel = t.rel + "/" + name
+		}
+		if isDir {
+			subs = append(subs, dirTask{abs: abs, rel: rel, comps: comps, ps: ps})
+			continue
+		}
+		w.visit(entry{path: abs, rel: rel, d: e})
+	}
+	return subs
+}
+
+// repoPatterns finds the repository root above root (the nearest ancestor
+// holding .git) and returns root's components below it and the patterns of
+// the .gitignore files from the repository root down to root's parent.
+// Outside a repository, root is its own base.
+func repoPatterns(root string) ([]string, []gitignore.Pattern) {
+	var chain []string
+	repo := ""
+	for d := root; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			repo = d
+			break
+		}
+		chain = append(chain, d)
+		if d == filepath.Dir(d) {
+			return nil, nil
+		}
+	}
+	if repo == root {
+		return nil, nil
+	}
+	rel, err := filepath.Rel(repo, root)
+	if err != nil {
+		return nil, nil
+	}
+	base := strings.Split(filepath.ToSlash(rel), "/")
+	var ps []gitignore.Pattern
+	// From the repository root down to root's parent (root's own
+	// .gitignore is read by the walk); chain holds root and its ancestors
+	// below the repository root, nearest first.
+	ordered := []string{repo}
+	for i := len(chain) - 1; i >= 1; i-- {
+		ordered = append(ordered, chain[i])
+	}
+	for _, d := range ordered {
+		r, _ := filepath.Rel(repo, d)
+		var domain []string
+		if r != "." {
+			domain = strings.Split(filepath.ToSlash(r), "/")
+		}
+		ps = append(ps, readIgnore(filepath.Join(d, ".gitignore"), domain)...)
+	}
+	return base, ps
+}
+
+// readIgnore parses one .gitignore whose directory is domain (components
+// below the repository root). A missing or unreadable file has no patterns.
+func readIgnore(path string, domain []string) []gitignore.Pattern {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}

@@ -1,0 +1,597 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// This file owns THE mask list: every path a tool must not see. Three
+// readers use it: the host sandbox (sandbox_linux.go mounts an empty file or
+// an empty tmpfs over each Mask), docker-bash (the project's .env family,
+// hidden inside /app, through ProjectMaskPatterns and PlanProjectMasks), and
+// the in-process file tools, which run inside hush where no mount protects
+// them and so ask MaskSet.Masked before touching a path. `hush sandbox show`
+// prints the list with each mask's Reason.
+
+// ProjectMaskPatterns are hidden in every project, at any depth: the legacy
+// .env and its variants (.env.local, .env.production, .env.example — an
+// example file is hidden too, since what people put in it is not ours to
+// judge), and direnv's .envrc, which holds the same exports in shell syntax.
+// This is the only copy of the list; docker-bash's `mask` adds to it.
+func ProjectMaskPatterns() []string { return []string{".env", ".env.*", ".envrc"} }
+
+// Reasons, as `hush sandbox show` prints them.
+const (
+	ReasonDataDir    = "hush's data dir: the vault, the audit log, transcripts, background logs"
+	ReasonConfigDir  = "hush's config dir: config.toml, mcp.json, the trusted-projects file"
+	ReasonBus        = "the session bus socket: the keyring (Secret Service) answers on it"
+	ReasonKeyring    = "the keyring daemon's sockets"
+	ReasonDocker     = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
+	ReasonDotEnv     = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
+	ReasonCredential = "a credential store in the home directory; `[sandbox] allow` re-opens it"
+	ReasonSSHKey     = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
+	ReasonHide       = "listed in [sandbox] hide"
+	ReasonUnreadable = "a project directory hush cannot list, so it cannot check it for .env files"
+)
+
+// homeCredentialStores are hidden by default, relative to the home
+// directory. A name ending in '*' is a prefix in its directory.
+var homeCredentialStores = []string{
+	".aws", ".config/gh", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
+	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".cargo/credentials*",
+}
+
+// Mask is one path a sandboxed tool does not see.
+type Mask struct {
+	// Path is absolute, with symlinks resolved.
+	Path string
+	// Dir: an empty read-only tmpfs covers it; otherwise an empty
+	// read-only file is bound over it (a socket too: connecting to it
+	// then fails).
+	Dir    bool
+	Reason string
+}
+
+// MaskOptions are the inputs to the mask list. Paths are absolute; every
+// field may be empty, and what it names is then not masked.
+type MaskOptions struct {
+	Home      string
+	ConfigDir string // hush's config dir
+	DataDir   string // hush's data dir
+	// RuntimeDir is $XDG_RUNTIME_DIR; BusAddress $DBUS_SESSION_BUS_ADDRESS;
+	// DockerHost $DOCKER_HOST — all from hush's start-up snapshot.
+	RuntimeDir string
+	BusAddress string
+	DockerHost string
+	// Project is the project root, walked for the .env family.
+	Project string
+	// Docker leaves the Docker socket reachable ([sandbox] docker = true).
+	Docker bool
+	// Allow re-opens masks at or below these paths ([sandbox] allow);
+	// Hide adds paths ([sandbox] hide). "~/" is the home directory; a
+	// relative path is relative to the project.
+	Allow, Hide []string
+}
+
+// MaskSet is one session's mask list. It is safe for concurrent use.
+type MaskSet struct {
+	opts    MaskOptions
+	fixed   []Mask // candidates outside the project, checked for existence on each plan
+	allow   []string
+	project string // resolved project root, or ""
+
+	mu      sync.Mutex
+	dirs    map[string]dirStamp // project directories walked, for revalidation
+	planned []Mask              // the project's masks from the last walk
+	// reopened are the masks [sandbox] allow removed, for `hush sandbox show`.
+	reopened []Mask
+
+	plans plans // the sandbox's plan files (sandbox_linux.go)
+}
+
+// ErrAllowHushDir refuses an allow entry that would re-open hush's own files.
+var ErrAllowHushDir = errors.New("hush's own config and data dirs cannot be re-opened")
+
+// NewMaskSet checks opts and builds the list. It reads nothing but
+// directory entries and file types.
+func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
+	s := &MaskSet{opts: opts}
+	expand := func(p string) (string, error) {
+		switch {
+		case p == "~" || strings.HasPrefix(p, "~/"):
+			if opts.Home == "" {
+				return "", fmt.Errorf("%q: no home directory to expand ~ in", p)
+			}
+			p = filepath.Join(opts.Home, p[1:])
+		case strings.HasPrefix(p, "~"):
+			return "", fmt.Errorf("%q: only ~/ (your own home) is expanded", p)
+		case !filepath.IsAbs(p):
+			if opts.Project == "" {
+				return "", fmt.Errorf("%q: a relative path needs a project", p)
+			}
+			p = filepath.Join(opts.Project, p)
+		}
+		return resolvePath(filepath.Clean(p)), nil
+	}
+	hushDirs := []string{}
+	for _, d := range []string{opts.DataDir, opts.ConfigDir} {
+		if d != "" {
+			hushDirs = append(hushDirs, resolvePath(d))
+		}
+	}
+	for _, a := range opts.Allow {
+		if strings.TrimSpace(a) == "" {
+			return nil, errors.New("[sandbox] allow: an entry is empty")
+		}
+		p, err := expand(a)
+		if err != nil {
+			return nil, fmt.Errorf("[sandbox] allow: %w", err)
+		}
+		for _, h := range hushDirs {
+			if within2(p, h) || within2(h, p) {
+				return nil, fmt.Errorf("[sandbox] allow %q: %w", a, ErrAllowHushDir)
+			}
+		}
+		s.allow = append(s.allow, p)
+	}
+	add := func(p string, dir bool, reason string) {
+		if p == "" {
+			return
+		}
+		s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Dir: dir, Reason: reason})
+	}
+	add(opts.DataDir, true, ReasonDataDir)
+	add(opts.ConfigDir, true, ReasonConfigDir)
+	for _, p := range busSockets(opts.BusAddress, opts.RuntimeDir) {
+		add(p, false, ReasonBus)
+	}
+	if opts.RuntimeDir != "" {
+		add(filepath.Join(opts.RuntimeDir, "keyring"), true, ReasonKeyring)
+	}
+	if !opts.Docker {
+		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {
+			add(p, false, ReasonDocker)
+		}
+	}
+	if opts.Home != "" {
+		for _, rel := range homeCredentialStores {
+			if strings.HasSuffix(rel, "*") {
+				matches, _ := filepath.Glob(filepath.Join(opts.Home, rel))
+				for _, m := range matches {
+					add(m, isDir(m), ReasonCredential)
+				}
+				continue
+			}
+			add(filepath.Join(opts.Home, rel), false, ReasonCredential) // Dir is decided when planned
+		}
+		ents, _ := os.ReadDir(filepath.Join(opts.Home, ".ssh"))
+		for _, e := range ents {
+			if e.Type().IsRegular() && isSSHPrivateKeyName(e.Name()) {
+				add(filepath.Join(opts.Home, ".ssh", e.Name()), false, ReasonSSHKey)
+			}
+		}
+	}
+	for _, h := range opts.Hide {
+		if strings.TrimSpace(h) == "" {
+			return nil, errors.New("[sandbox] hide: an entry is empty")
+		}
+		p, err := expand(h)
+		if err != nil {
+			return nil, fmt.Errorf("[sandbox] hide: %w", err)
+		}
+		add(p, false, ReasonHide)
+	}
+	if opts.Project != "" {
+		s.project = resolvePath(filepath.Clean(opts.Project))
+	}
+	return s, nil
+}
+
+// Masks is the mount plan for one spawn: the masks that exist now, with
+// [sandbox] allow applied, parents before what they cover removed. The
+// project is re-walked only where a directory changed since the last plan.
+func (s *MaskSet) Masks() ([]Mask, error) {
+	if s == nil {
+		return nil, nil
+	}
+	var all []Mask
+	for _, m := range s.fixed {
+		fi, err := os.Stat(m.Path)
+		if err != nil {
+			continue // not there: nothing to hide (Masked still refuses it)
+		}
+		m.Dir = fi.IsDir()
+		all = append(all, m)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.project != "" {
+		if err := s.walkProject(); err != nil {
+			return nil, err
+		}
+		all = append(all, s.planned...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	var out []Mask
+	s.reopened = s.reopened[:0]
+	for _, m := range all {
+		if s.allowed(m.Path) {
+			s.reopened = append(s.reopened, m)
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Path == m.Path {
+			continue
+		}
+		covered := false
+		for _, o := range out {
+			if o.Dir && strings.HasPrefix(m.Path, o.Path+"/") {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Reopened is what [sandbox] allow removed from the last Masks plan.
+func (s *MaskSet) Reopened() []Mask {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Mask(nil), s.reopened...)
+}
+
+// Masked reports whether a tool must not read or write absPath, and why. It
+// resolves symlinks first (a path that does not exist yet is resolved as far
+// as it exists), so a link into a masked directory is masked, and a .env
+// name is masked by its name as well, whether or not it existed when the
+// project was walked. The in-process file tools call it before every access.
+func (s *MaskSet) Masked(absPath string) (reason string, masked bool) {
+	if s == nil || absPath == "" {
+		return "", false
+	}
+	lit := filepath.Clean(absPath)
+	for _, p := range []string{lit, resolvePath(lit)} {
+		if r, ok := s.maskedPath(p); ok {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+func (s *MaskSet) maskedPath(p string) (string, bool) {
+	for _, m := range s.fixed {
+		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir {
+			if within2(p, m.Path) {
+				return m.Reason, true
+			}
+		}
+	}
+	if s.allowed(p) {
+		return "", false
+	}
+	for _, m := range s.fixed {
+		if within2(p, m.Path) {
+			return m.Reason, true
+		}
+	}
+	if h := s.opts.Home; h != "" {
+		home := resolvePath(h)
+		if filepath.Dir(p) == filepath.Join(home, ".ssh") && isSSHPrivateKeyName(filepath.Base(p)) {
+			return ReasonSSHKey, true
+		}
+		for _, rel := range homeCredentialStores {
+			if ok, _ := filepath.Match(filepath.Join(home, rel), p); ok {
+				return ReasonCredential, true
+			}
+		}
+	}
+	if s.project != "" {
+		if rel, ok := within(s.project, p); ok && rel != "." {
+			// Any component: a file inside a directory named .env.d is
+			// masked with its directory.
+			parts := strings.Split(rel, "/")
+			for i := range parts {
+				if MatchProjectMask(ProjectMaskPatterns(), strings.Join(parts[:i+1], "/")) {
+					return ReasonDotEnv, true
+				}
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, m := range s.planned {
+			if within2(p, m.Path) {
+				return m.Reason, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (s *MaskSet) allowed(p string) bool {
+	for _, a := range s.allow {
+		if within2(p, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// dirStamp is what a project directory looked like when it was listed: an
+// entry added, removed or renamed changes its mtime.
+type dirStamp struct {
+	mtime int64
+	masks []Mask // found directly in it
+	subs  []string
+}
+
+// walkProject brings s.planned up to date: a directory whose mtime has not
+// changed since it was listed is not listed again, only stat'ed, so a plan
+// on every call costs one stat per directory of the project.
+func (s *MaskSet) walkProject() error {
+	if s.dirs == nil {
+		s.dirs = map[string]dirStamp{}
+	}
+	seen := map[string]bool{}
+	var planned []Mask
+	var visit func(dir string, top bool) error
+	visit = func(dir string, top bool) error {
+		seen[dir] = true
+		fi, err := os.Stat(dir)
+		if err != nil {
+			if top {
+				return fmt.Errorf("project directory %s: %w", dir, err)
+			}
+			return nil // vanished
+		}
+		mt := fi.ModTime().UnixNano()
+		st, ok := s.dirs[dir]
+		if !ok || st.mtime != mt {
+			st, err = listDir(s.project, dir, mt)
+			if err != nil {
+				if top {
+					return fmt.Errorf("project directory %s: %w", dir, err)
+				}
+				// It cannot be checked for a .env: hidden whole.
+				st = dirStamp{mtime: mt}
+				planned = append(planned, Mask{Path: dir, Dir: true, Reason: ReasonUnreadable})
+				s.dirs[dir] = st
+				return nil
+			}
+			s.dirs[dir] = st
+		}
+		planned = append(planned, st.masks...)
+		for _, sub := range st.subs {
+			if err := visit(sub, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := visit(s.project, true); err != nil {
+		return err
+	}
+	for d := range s.dirs {
+		if !seen[d] {
+			delete(s.dirs, d)
+		}
+	}
+	s.planned = planned
+	return nil
+}
+
+// listDir lists one project directory: masks for its .env-family entries
+// (a matching symlink masks its target when that lies in the project: the
+// mount follows the link), and its other subdirectories to visit.
+func listDir(root, dir string, mtime int64) (dirStamp, error) {
+	st := dirStamp{mtime: mtime}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return st, err
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if !matchBase(ProjectMaskPatterns(), e.Name()) {
+			if e.IsDir() {
+				st.subs = append(st.subs, p)
+			}
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue // dangling: nothing to read through it
+			}
+			fi, err := os.Stat(target)
+			if err != nil {
+				continue
+			}
+			st.masks = append(st.masks, Mask{Path: target, Dir: fi.IsDir(), Reason: ReasonDotEnv})
+			continue
+		}
+		if !e.IsDir() && !e.Type().IsRegular() {
+			continue // a socket or fifo named .env holds no file to read
+		}
+		st.masks = append(st.masks, Mask{Path: p, Dir: e.IsDir(), Reason: ReasonDotEnv})
+	}
+	return st, nil
+}
+
+func matchBase(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchProjectMask reports whether rel (slash-separated, relative to the
+// project root) is hidden by patterns. A pattern without a slash matches a
+// base name at any depth, as in .gitignore; a pattern with one matches the
+// whole relative path (a leading slash is allowed).
+func MatchProjectMask(patterns []string, rel string) bool {
+	base := path.Base(rel)
+	for _, p := range patterns {
+		p = strings.TrimSuffix(p, "/")
+		target := base
+		if strings.Contains(p, "/") {
+			p = strings.TrimPrefix(p, "/")
+			target = rel
+		}
+		if ok, err := path.Match(p, target); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidMaskPatterns reports a malformed mask pattern: it would match nothing
+// and so hide nothing, which must not pass silently.
+func ValidMaskPatterns(patterns []string) error {
+	for _, p := range patterns {
+		if p == "" || strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/") == "" {
+			return fmt.Errorf("mask pattern %q is empty", p)
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("mask pattern %q is not a valid glob", p)
+		}
+	}
+	return nil
+}
+
+// isSSHPrivateKeyName: everything in ~/.ssh but the files ssh reads that hold
+// no secret (public keys, known hosts, its config, authorized keys) is
+// treated as a private key — people name their keys freely.
+func isSSHPrivateKeyName(name string) bool {
+	switch {
+	case strings.HasSuffix(name, ".pub"), strings.HasPrefix(name, "known_hosts"),
+		name == "config", strings.HasPrefix(name, "authorized_keys"):
+		return false
+	}
+	return true
+}
+
+// busSockets returns the unix paths of the session bus: every unix:path= of
+// the address, and $XDG_RUNTIME_DIR/bus, where sd-bus and libdbus look
+// when the address is unset. (An abstract address has no path to mask; the
+// sandbox status says so.)
+func busSockets(addr, runtimeDir string) []string {
+	var out []string
+	for _, a := range strings.Split(addr, ";") {
+		rest, ok := strings.CutPrefix(a, "unix:")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if p, ok := strings.CutPrefix(kv, "path="); ok && filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if runtimeDir != "" {
+		out = append(out, filepath.Join(runtimeDir, "bus"))
+	}
+	return out
+}
+
+// AbstractBus reports whether the session bus address names an abstract
+// socket, which no mount can hide.
+func AbstractBus(addr string) bool { return strings.Contains(addr, "unix:abstract=") }
+
+// dockerSockets are the Docker Engine's usual unix sockets and the unix path
+// of DOCKER_HOST.
+func dockerSockets(dockerHost, runtimeDir string) []string {
+	out := []string{"/var/run/docker.sock", "/run/docker.sock"}
+	if p, ok := strings.CutPrefix(dockerHost, "unix://"); ok && filepath.IsAbs(p) {
+		out = append(out, p)
+	}
+	if runtimeDir != "" {
+		out = append(out, filepath.Join(runtimeDir, "docker.sock"))
+	}
+	return out
+}
+
+// resolvePath resolves symlinks in p as far as p exists: the missing tail
+// is appended to the resolved existing part.
+func resolvePath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	dir, base := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if dir == p || base == "" {
+		return p
+	}
+	return filepath.Join(resolvePath(dir), base)
+}
+
+// within2 reports whether p is root or below it.
+func within2(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// within returns p relative to root, slash-separated, if p is root or
+// below it.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// EmptyFileName is the file bound over every masked file, in a directory of
+// hush's data dir (docker-bash's and the sandbox's).
+const EmptyFileName = "empty"
+
+// EnsureEmptyFile returns the path of an empty, read-only regular file in
+// dir, (re)creating it if it is missing or was changed: something bound over
+// a .env must hold nothing.
+func EnsureEmptyFile(dir string) (string, error) {
+	p := filepath.Join(dir, EmptyFileName)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && fi.Mode().Perm() == 0o444 {
+		return p, nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("check the mask file: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	// Create beside it and rename over, so a concurrent hush never binds a
+	// half-made file.
+	f, err := os.CreateTemp(dir, ".empty-*")
+	if err != nil {
+		return "", fmt.Errorf("create the mask file: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o444); err != nil {
+		f.Close()
+		return "", fmt.Errorf("create the mask file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("create the mask file: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("create the mask file: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,240 @@
+package tools
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maskWorld is a home, hush's dirs, a runtime dir and a project, all under
+// one temporary root.
+type maskWorld struct {
+	root, home, data, config, run, project string
+}
+
+func newMaskWorld(t *testing.T) maskWorld {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := maskWorld{root: root, home: root + "/home", data: root + "/home/.local/share/hush",
+		config: root + "/home/.config/hush", run: root + "/run", project: root + "/home/proj"}
+	files := map[string]string{
+		w.data + "/vault.env":               "CANARY=1",
+		w.config + "/config.toml":           "",
+		w.home + "/.aws/credentials":        "[default]",
+		w.home + "/.netrc":                  "machine x",
+		w.home + "/.cargo/credentials.toml": "t",
+		w.home + "/.ssh/id_ed25519":         "PRIVATE",
+		w.home + "/.ssh/id_ed25519.pub":     "PUBLIC",
+		w.home + "/.ssh/known_hosts":        "hosts",
+		w.home + "/.ssh/work_key":           "PRIVATE",
+		w.home + "/notes.txt":               "plain",
+		w.run + "/keyring/control":          "",
+		w.project + "/.env":                 "A=1",
+		w.project + "/.envrc":               "export B=2",
+		w.project + "/sub/.env.local":       "C=3",
+		w.project + "/sub/app.env":          "not masked",
+		w.project + "/README":               "readme",
+	}
+	for p, v := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A real socket for the bus, and a link from the project into the vault.
+	l, err := net.Listen("unix", w.run+"/bus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if err := os.Symlink(w.data+"/vault.env", w.project+"/vault-link"); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w maskWorld) opts() MaskOptions {
+	return MaskOptions{Home: w.home, ConfigDir: w.config, DataDir: w.data, RuntimeDir: w.run,
+		BusAddress: "unix:path=" + w.run + "/bus,guid=x", DockerHost: "unix://" + w.root + "/docker.sock", Project: w.project}
+}
+
+func planString(w maskWorld, masks []Mask) string {
+	var b []string
+	for _, m := range masks {
+		if !strings.HasPrefix(m.Path, w.root+"/") {
+			continue // the machine's own Docker socket
+		}
+		kind := "file"
+		if m.Dir {
+			kind = "dir"
+		}
+		b = append(b, kind+" "+strings.Replace(m.Path, w.root, "$R", 1))
+	}
+	return strings.Join(b, "\n")
+}
+
+func TestMaskPlan(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	s, err := NewMaskSet(w.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"dir $R/home/.aws",
+		"file $R/home/.cargo/credentials.toml",
+		"dir $R/home/.config/hush",
+		"dir $R/home/.local/share/hush",
+		"file $R/home/.netrc",
+		"file $R/home/.ssh/id_ed25519",
+		"file $R/home/.ssh/work_key",
+		"file $R/home/proj/.env",
+		"file $R/home/proj/.envrc",
+		"file $R/home/proj/sub/.env.local",
+		"file $R/run/bus",
+		"dir $R/run/keyring",
+	}, "\n")
+	if g := planString(w, got); g != want {
+		t.Errorf("plan:\n%s\nwant:\n%s", g, want)
+	}
+	for _, m := range got {
+		if m.Reason == "" {
+			t.Errorf("%s has no reason", m.Path)
+		}
+	}
+
+	// A .env made after the walk is in the next plan.
+	if err := os.WriteFile(w.project+"/sub/.env.new", []byte("D=4"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(planString(w, got), "file $R/home/proj/sub/.env.new") {
+		t.Errorf("a new .env is not in the next plan:\n%s", planString(w, got))
+	}
+}
+
+func TestMaskPlanDockerSocketUnlessAllowed(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	l, err := net.Listen("unix", w.root+"/docker.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, docker := range []bool{false, true} {
+		o := w.opts()
+		o.Docker = docker
+		s, err := NewMaskSet(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Masks()
+		has := strings.Contains(planString(w, got), "file $R/docker.sock")
+		if has == docker {
+			t.Errorf("docker = %v: socket masked = %v", docker, has)
+		}
+		if r, ok := s.Masked(w.root + "/docker.sock"); ok == docker {
+			t.Errorf("docker = %v: Masked = %v (%s)", docker, ok, r)
+		}
+	}
+}
+
+func TestMasked(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	o := w.opts()
+	o.Hide = []string{"~/notes.txt"}
+	s, err := NewMaskSet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		path, reason string
+	}{
+		{w.data + "/vault.env", ReasonDataDir},
+		{w.data + "/not-yet-made/x", ReasonDataDir},
+		{w.config + "/config.toml", ReasonConfigDir},
+		{w.config + "/trusted-projects.json", ReasonConfigDir},
+		{w.project + "/vault-link", ReasonDataDir}, // the symlink is resolved
+		{w.project + "/.env", ReasonDotEnv},
+		{w.project + "/sub/.env.local", ReasonDotEnv},
+		{w.project + "/new/.env.later", ReasonDotEnv}, // by name, never walked
+		{w.project + "/.env.d/x", ReasonDotEnv},
+		{w.home + "/.aws/credentials", ReasonCredential},
+		{w.home + "/.kube/config", ReasonCredential}, // does not exist yet
+		{w.home + "/.cargo/credentials", ReasonCredential},
+		{w.home + "/.ssh/id_ed25519", ReasonSSHKey},
+		{w.home + "/.ssh/id_rsa", ReasonSSHKey},
+		{w.run + "/bus", ReasonBus},
+		{w.run + "/keyring/control", ReasonKeyring},
+		{w.home + "/notes.txt", ReasonHide},
+		{w.root + "/docker.sock", ReasonDocker},
+		// Positive controls: these stay readable.
+		{w.project + "/README", ""},
+		{w.project + "/sub/app.env", ""},
+		{w.home + "/.ssh/id_ed25519.pub", ""},
+		{w.home + "/.ssh/known_hosts", ""},
+		{w.home + "/.config/other/x", ""},
+	}
+	for _, c := range cases {
+		r, ok := s.Masked(c.path)
+		if ok != (c.reason != "") || r != c.reason {
+			t.Errorf("Masked(%s) = %q, %v; want %q", strings.Replace(c.path, w.root, "$R", 1), r, ok, c.reason)
+		}
+	}
+}
+
+func TestMaskAllow(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	o := w.opts()
+	o.Allow = []string{"~/.ssh", w.home + "/.aws"}
+	s, err := NewMaskSet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Masks()
+	plan := planString(w, got)
+	for _, gone := range []string{".ssh/id_ed25519", ".ssh/work_key", ".aws"} {
+		if strings.Contains(plan, gone) {
+			t.Errorf("%s is still masked after allow:\n%s", gone, plan)
+		}
+	}
+	if !strings.Contains(plan, ".netrc") {
+		t.Errorf("allow re-opened more than it names:\n%s", plan)
+	}
+	if len(s.Reopened()) != 3 {
+		t.Errorf("reopened = %v, want the two keys and ~/.aws", s.Reopened())
+	}
+	if _, ok := s.Masked(w.home + "/.ssh/id_ed25519"); ok {
+		t.Error("an allowed key is still Masked")
+	}
+
+	for _, bad := range []string{"~/.local/share/hush", "~/.local", "~/.config/hush/config.toml", "/"} {
+		o := w.opts()
+		o.Allow = []string{bad}
+		if _, err := NewMaskSet(o); !errors.Is(err, ErrAllowHushDir) {
+			t.Errorf("allow %q: err = %v, want ErrAllowHushDir", bad, err)
+		}
+	}
+	o = w.opts()
+	o.Allow = []string{"~other/x"}
+	if _, err := NewMaskSet(o); err == nil {
+		t.Error("allow ~other/x was accepted")
+	}
+}

@@ -1,0 +1,123 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"sync"
+)
+
+// Sandbox is how one host child is contained (see sandbox_linux.go). A nil
+// *Sandbox in a Spec runs the child as before: a new session, nothing more.
+// The session makes one per tool from [sandbox] in config.toml and gives it
+// to every Spec of that tool.
+type Sandbox struct {
+	// Masks are the paths the child does not see. nil hides nothing but
+	// still gives the child its own PID, mount and user namespaces.
+	Masks *MaskSet
+	// NoNetwork gives the child a network namespace of its own, with only
+	// a loopback interface.
+	NoNetwork bool
+	// Required refuses to start the child when the kernel refuses the
+	// namespaces ([sandbox] required = true); otherwise it runs without
+	// them, and the session has said so once at start.
+	Required bool
+}
+
+// ErrSandboxRefused is returned by Command for a Sandbox with Required set
+// where the kernel refuses the namespaces; the message says which setting.
+var ErrSandboxRefused = errors.New("the sandbox is required ([sandbox] required = true) but unavailable")
+
+// Protection is one protection of the sandbox and whether this machine
+// gives it.
+type Protection struct {
+	// Name is stable: `hush audit` rows and tests key on it.
+	Name string
+	On   bool
+	// Why: what it stops when On, and why it is missing otherwise.
+	Why string
+}
+
+// Names of the protections, in SandboxState.Protections order.
+const (
+	ProtectPID      = "pid-namespace"
+	ProtectMounts   = "mount-masks"
+	ProtectUser     = "user-namespace"
+	ProtectNoPrivs  = "no-new-privs"
+	ProtectLifetime = "lifetime"
+	ProtectAbstract = "abstract-sockets"
+	ProtectNetwork  = "network-namespace"
+)
+
+// SandboxState is what the sandbox gives a host tool on this machine.
+//
+// For `hush audit` rows and the session banner: call SandboxStatus() once;
+// if !state.Namespaces, print state.Reason (one sentence naming the kernel
+// setting) at start, and show each Protection with On false as a failed row
+// with its Why — never as a pass. state.Protections lists every protection,
+// on or off, with a stable Name.
+type SandboxState struct {
+	// Namespaces: the PID, mount and user namespaces, mount masks, own
+	// /proc and lifetime all work (a real sandboxed child was started).
+	Namespaces bool
+	// Reason is empty when Namespaces, else one sentence naming the
+	// setting that refused them.
+	Reason string
+	// LandlockABI is the kernel's Landlock version (0: none). From 6 the
+	// sandbox scopes abstract unix sockets and signals.
+	LandlockABI int
+	Protections []Protection
+}
+
+// Protection returns the named protection.
+func (s SandboxState) Protection(name string) Protection {
+	for _, p := range s.Protections {
+		if p.Name == name {
+			return p
+		}
+	}
+	return Protection{Name: name, Why: "unknown protection"}
+}
+
+var sandboxProbe struct {
+	once  sync.Once
+	state SandboxState
+}
+
+// SandboxStatus probes the machine once per process (by starting one
+// sandboxed child that exits at once) and returns what the sandbox gives.
+func SandboxStatus() SandboxState {
+	sandboxProbe.once.Do(func() { sandboxProbe.state = probeSandbox() })
+	return sandboxProbe.state
+}
+
+func protections(ns bool, reason string, landlock int) []Protection {
+	off := func(name, why string) Protection {
+		if ns {
+			return Protection{Name: name, On: true, Why: why}
+		}
+		return Protection{Name: name, Why: reason}
+	}
+	ps := []Protection{
+		off(ProtectPID, "the tool sees only its own processes, with its own /proc: not hush, not another tool"),
+		off(ProtectMounts, "hush's files, the keyring and Docker sockets, the project's .env files and home credential stores are hidden"),
+		off(ProtectUser, "even as root the tool holds no capability over the host: no ptrace, no /proc/<pid>/mem, no remount"),
+		off(ProtectNoPrivs, "no setuid or file-capability gain"),
+		off(ProtectLifetime, "everything the tool starts dies with the call and with hush"),
+		off(ProtectNetwork, "a tool whose network is off gets only a loopback interface"),
+	}
+	switch {
+	case !ns:
+		ps = append(ps, Protection{Name: ProtectAbstract, Why: reason})
+	case landlock >= 6:
+		ps = append(ps, Protection{Name: ProtectAbstract, On: true, Why: "Landlock scope: no abstract unix socket or signal outside the sandbox"})
+	default:
+		ps = append(ps, Protection{Name: ProtectAbstract, Why: "the kernel's Landlock is older than ABI 6, so an abstract unix socket (a session bus at an abstract address) stays reachable"})
+	}
+	return ps
+}
+
+// plans caches the sandbox's plan files by content (sandbox_linux.go).
+type plans struct {
+	mu    sync.Mutex
+	files map[string]*os.File
+}

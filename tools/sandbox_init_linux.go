@@ -1,0 +1,365 @@
+//go:build linux && cgo
+
+package tools
+
+// The sandbox init: the few steps between the kernel's clone and the tool's
+// exec that clone flags cannot do, written in C and run before the Go
+// runtime exists.
+//
+// The spawn layer (sandbox_linux.go) starts every sandboxed child as
+// /proc/self/exe — hush itself, or the test binary — with argv[0]
+// sandboxInitArg0, in new user, PID and mount namespaces (and a network
+// namespace when the tool's network is off), as root of the new user
+// namespace. This constructor, of higher priority than any other, sees that
+// argv[0], and never returns to the Go runtime: it reads the plan from fd 3,
+// hides each masked path, mounts a /proc of the new PID namespace, locks
+// every mount by entering a second user namespace in which the tool runs as
+// the user it really is, sets no_new_privs and a Landlock scope, forks the
+// tool and execs it, and then stays as the namespace's init: it forwards
+// termination signals, reaps orphans, and exits with the tool's status —
+// which kills everything left in the namespace (a `setsid sleep &` too).
+//
+// It runs in C because a Go runtime costs milliseconds to start and a tool
+// call's budget is a fraction of that; one exec of hush that never reaches
+// Go costs about as much as the bash it runs (figures in scripts/bench).
+//
+// The plan on fd 3 is NUL-separated: the magic, a flags word, then one
+// "F<path>" (bind an empty read-only file over it) or "D<path>" (an empty
+// read-only tmpfs over it) per mask. Flags: P mount /proc; N bring up lo;
+// u<uid>/g<gid> the ids the tool runs as; R map all ids (hush is root);
+// T probe: stop before the fork and exit 0.
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+#define HUSH_SB_ARG0 "hush-sandbox-init"
+#define HUSH_SB_MAGIC "HUSHSB1"
+#define HUSH_SB_FAIL 125
+
+struct hush_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct hush_ll_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+
+static void hush_sb_die(const char *what, const char *path) {
+	int e = errno;
+	char buf[4400];
+	int n = snprintf(buf, sizeof buf, "hush sandbox: %s%s%s: %s\n", what, path ? " " : "", path ? path : "", strerror(e));
+	if (n > 0) {
+		ssize_t w = write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+		(void)w;
+	}
+	_exit(HUSH_SB_FAIL);
+}
+
+static int hush_sb_write_file(const char *path, const char *text) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -1;
+	}
+	size_t n = strlen(text);
+	ssize_t w = write(fd, text, n);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+// hush_sb_skippable: a path the init cannot reach (gone since the plan, or
+// behind a directory this user cannot search) is one the tool cannot reach
+// either: it runs with the same ids and, in its own namespace, no more.
+static int hush_sb_skippable(int e) { return e == ENOENT || e == EACCES || e == ENOTDIR || e == ELOOP; }
+
+static int hush_sb_readonly(const char *path) {
+	struct hush_mount_attr a = {0};
+	a.attr_set = 0x1 | 0x2 | 0x4 | 0x8; // RDONLY NOSUID NODEV NOEXEC
+	return (int)syscall(SYS_mount_setattr, -1, path, 0x100, &a, sizeof a); // AT_SYMLINK_NOFOLLOW
+}
+
+static char *hush_sb_read_plan(size_t *len) {
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	if (buf == NULL) {
+		return NULL;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			char *nb = realloc(buf, cap);
+			if (nb == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+		ssize_t r = pread(3, buf + n, cap - n, (off_t)n);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (r == 0) {
+			break;
+		}
+		n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+// hush_sb_keep_caps are Docker's default capabilities for a container's
+// root: file ownership and permission, kill, setuid/setgid, chroot, mknod,
+// raw and low-port sockets, audit writes.
+static int hush_sb_keep_cap(int cap) {
+	switch (cap) {
+	case 0:  // CAP_CHOWN
+	case 1:  // CAP_DAC_OVERRIDE
+	case 3:  // CAP_FOWNER
+	case 4:  // CAP_FSETID
+	case 5:  // CAP_KILL
+	case 6:  // CAP_SETGID
+	case 7:  // CAP_SETUID
+	case 8:  // CAP_SETPCAP
+	case 10: // CAP_NET_BIND_SERVICE
+	case 13: // CAP_NET_RAW
+	case 18: // CAP_SYS_CHROOT
+	case 27: // CAP_MKNOD
+	case 29: // CAP_AUDIT_WRITE
+	case 31: // CAP_SETFCAP
+		return 1;
+	}
+	return 0;
+}
+
+static void hush_sb_drop_caps(void) {
+	for (int cap = 0; cap < 64; cap++) {
+		if (hush_sb_keep_cap(cap)) {
+			continue;
+		}
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+			hush_sb_die("drop capabilities", NULL);
+		}
+	}
+}
+
+static void hush_sb_forward(int sig) {
+	// To every process of the namespace but this one.
+	kill(-1, sig);
+}
+
+__attribute__((constructor(101))) static void hush_sandbox_init(int argc, char **argv, char **envp) {
+	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], HUSH_SB_ARG0) != 0) {
+		return;
+	}
+	size_t len = 0;
+	char *plan = hush_sb_read_plan(&len);
+	if (plan == NULL) {
+		hush_sb_die("read the plan", NULL);
+	}
+	close(3);
+	if (len < sizeof HUSH_SB_MAGIC || memcmp(plan, HUSH_SB_MAGIC, sizeof HUSH_SB_MAGIC) != 0 || plan[len - 1] != 0) {
+		errno = EINVAL;
+		hush_sb_die("read the plan", NULL);
+	}
+	const char *flags = plan + sizeof HUSH_SB_MAGIC;
+	const char *masks = flags + strlen(flags) + 1;
+	const char *end = plan + len;
+	int proc = 0, net = 0, all = 0, probe = 0;
+	long uid = -1, gid = -1;
+	for (const char *f = flags; *f; f++) {
+		switch (*f) {
+		case 'P': proc = 1; break;
+		case 'N': net = 1; break;
+		case 'R': all = 1; break;
+		case 'T': probe = 1; break;
+		case 'u': uid = strtol(f + 1, (char **)&f, 10); f--; break;
+		case 'g': gid = strtol(f + 1, (char **)&f, 10); f--; break;
+		}
+	}
+	if (!probe && argc < 3) {
+		errno = EINVAL;
+		hush_sb_die("no program to run", NULL);
+	}
+	// Nothing mounted here may reach the parent's namespace.
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+		hush_sb_die("make / private", NULL);
+	}
+	// The empty file bound over masked files lives on a private tmpfs,
+	// mounted for a moment over /proc, which the new /proc then covers.
+	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
+		hush_sb_die("mount a tmpfs for the empty file", NULL);
+	}
+	int efd = open("/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (efd < 0) {
+		hush_sb_die("create the empty file", NULL);
+	}
+	close(efd);
+	for (const char *m = masks; m < end && *m; m += strlen(m) + 1) {
+		const char *p = m + 1;
+		if (*m == 'F') {
+			if (mount("/proc/empty", p, NULL, MS_BIND, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("hide", p);
+			}
+			if (hush_sb_readonly(p) != 0) {
+				hush_sb_die("make read-only", p);
+			}
+		} else if (*m == 'D') {
+			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("hide", p);
+			}
+		}
+	}
+	if (umount2("/proc", MNT_DETACH) != 0) {
+		hush_sb_die("unmount the empty file's tmpfs", NULL);
+	}
+	if (proc && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		hush_sb_die("mount /proc for the new PID namespace", NULL);
+	}
+	if (net) {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof ifr);
+		strcpy(ifr.ifr_name, "lo");
+		if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
+			hush_sb_die("bring up the loopback interface", NULL);
+		}
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) {
+			hush_sb_die("bring up the loopback interface", NULL);
+		}
+		close(s);
+	}
+	if (all) {
+		// Root: the tool stays root of this namespace, with root's file
+		// access, but only Docker's default capabilities — no
+		// CAP_SYS_ADMIN to unmount a mask, no CAP_SYS_PTRACE — and
+		// those only over this namespace. A user namespace it makes
+		// itself gets all capabilities, but there every mount is locked.
+		hush_sb_drop_caps();
+	} else {
+		// Lock: a second user and mount namespace. Mounts copied into a
+		// mount namespace of a less privileged user namespace are locked
+		// to what they cover. The tool runs as the user hush runs as (or
+		// was told to run as), with no capability.
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+			hush_sb_die("enter the locking user namespace", NULL);
+		}
+		char map[64];
+		snprintf(map, sizeof map, "%ld 0 1\n", uid);
+		if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
+			hush_sb_die("write", "uid_map");
+		}
+		if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
+			hush_sb_die("write", "setgroups");
+		}
+		snprintf(map, sizeof map, "%ld 0 1\n", gid);
+		if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
+			hush_sb_die("write", "gid_map");
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		hush_sb_die("set no_new_privs", NULL);
+	}
+	// No tool may ptrace this init, which holds the unlocked namespace.
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	// Landlock scope (ABI 6): no connecting to an abstract unix socket made
+	// outside the sandbox (a session bus at an abstract address) and no
+	// signals out of it. An older kernel does without.
+	int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, 1U);
+	if (abi >= 6) {
+		struct hush_ll_attr la = {0, 0, 0x1 | 0x2};
+		int lfd = (int)syscall(SYS_landlock_create_ruleset, &la, sizeof la, 0U);
+		if (lfd < 0 || syscall(SYS_landlock_restrict_self, lfd, 0U) != 0) {
+			hush_sb_die("apply the Landlock scope", NULL);
+		}
+		close(lfd);
+	}
+	if (probe) {
+		_exit(0);
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = hush_sb_forward;
+	sigemptyset(&sa.sa_mask);
+	const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
+	for (int i = 0; fwd[i]; i++) {
+		sigaction(fwd[i], &sa, NULL);
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		hush_sb_die("fork the tool", NULL);
+	}
+	if (child == 0) {
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		execve(argv[1], argv + 2, envp);
+		int e = errno;
+		hush_sb_die("run", argv[1]);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	free(plan);
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			_exit(HUSH_SB_FAIL);
+		}
+		if (w == child) {
+			// Leaving kills what is left in the namespace.
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+	}
+}
+*/
+import "C"
+
+// sandboxInitBuilt: the C init above is linked into this binary.
+const sandboxInitBuilt = true

@@ -1,0 +1,200 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The host sandbox, Linux: the kernel's namespaces from clone flags, and a
+// small init in C (sandbox_init_linux.go) for what clone flags cannot do —
+// the mounts, the lock, and staying as the namespace's init.
+//
+// Each sandboxed child is started as /proc/self/exe with argv[0]
+// sandboxInitArg0, cloned into new user, PID and mount namespaces (and a
+// network namespace when its network is off), as root of the new user
+// namespace: the user hush runs as (or Spec.Credential's) mapped to 0, so
+// the init may mount. Its Pdeathsig makes the kernel kill it when hush
+// dies, and the namespace dies with its init.
+
+// sandboxInitArg0 is the argv[0] the C init answers to.
+const sandboxInitArg0 = "hush-sandbox-init"
+
+// sandboxExe is this very binary, however it was reached: the magic link
+// also works for a user (Spec.Credential) who could not search the
+// directories leading to it.
+const sandboxExe = "/proc/self/exe"
+
+// sandboxCmd turns cmd (already set up by Command for prog) into a
+// sandboxed start.
+func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
+	st := SandboxStatus()
+	if !st.Namespaces {
+		if spec.Sandbox.Required {
+			return fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
+		}
+		return nil // the session said so at start
+	}
+	masks, err := spec.Sandbox.Masks.Masks()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	attr := cmd.SysProcAttr
+	flags := sandboxFlags(attr, spec.Credential, spec.Sandbox.NoNetwork)
+	plan, err := spec.Sandbox.Masks.planFile(flags, masks)
+	if err != nil {
+		return err
+	}
+	cmd.Path = sandboxExe
+	cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
+	cmd.ExtraFiles = []*os.File{plan}
+	return nil
+}
+
+// sandboxFlags sets the clone flags and id maps on attr and returns the
+// init's flags word.
+func sandboxFlags(attr *syscall.SysProcAttr, cred *syscall.Credential, noNet bool) string {
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	flags := "P"
+	if noNet {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+		flags += "N"
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	switch {
+	case cred != nil:
+		// Root starting a child as another user: that user is root of the
+		// new namespace (the init may mount), and the child sheds root's
+		// groups (setgroups needs "allow", which root may write).
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(cred.Uid), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(cred.Gid), Size: 1}}
+		attr.GidMappingsEnableSetgroups = true
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0}
+		flags += "u" + strconv.Itoa(int(cred.Uid)) + "g" + strconv.Itoa(int(cred.Gid))
+	case uid == 0:
+		// Root keeps root's file access (a CI job's files may belong to
+		// any uid), and nothing more: its capabilities hold only inside
+		// the namespace, where every mount is locked.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		attr.GidMappingsEnableSetgroups = true
+		attr.Credential = nil
+		flags += "R"
+	default:
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		attr.Credential = nil
+		flags += "u" + strconv.Itoa(uid) + "g" + strconv.Itoa(gid)
+	}
+	return flags
+}
+
+// planFile returns a read-only memfd holding the init's plan. Plans rarely
+// change within a session, so one file serves every child with the same
+// plan (each reads it with pread, which moves no shared offset); a file no
+// longer cached is closed by its finalizer once no command holds it.
+func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
+	var b bytes.Buffer
+	b.WriteString("HUSHSB1\x00")
+	b.WriteString(flags)
+	b.WriteByte(0)
+	for _, m := range masks {
+		if strings.IndexByte(m.Path, 0) >= 0 {
+			continue
+		}
+		if m.Dir {
+			b.WriteByte('D')
+		} else {
+			b.WriteByte('F')
+		}
+		b.WriteString(m.Path)
+		b.WriteByte(0)
+	}
+	key := b.String()
+	cache := &planCache
+	if s != nil {
+		cache = &s.plans
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if f := cache.files[key]; f != nil {
+		return f, nil
+	}
+	fd, err := unix.MemfdCreate("hush-sandbox-plan", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: plan: %w", err)
+	}
+	if err := writeAll(fd, b.Bytes()); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("sandbox: plan: %w", err)
+	}
+	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+	f := os.NewFile(uintptr(fd), "hush-sandbox-plan")
+	if cache.files == nil || len(cache.files) >= 8 {
+		cache.files = map[string]*os.File{}
+	}
+	cache.files[key] = f
+	return f, nil
+}
+
+// planCache serves a Sandbox without masks.
+var planCache plans
+
+// probeSandbox starts one sandboxed child that sets everything up and exits
+// before running anything, and says what the kernel refused.
+func probeSandbox() SandboxState {
+	ll, _, _ := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	landlock := int(ll)
+	if int(ll) < 0 || ll > 1000 {
+		landlock = 0
+	}
+	fail := func(reason string) SandboxState {
+		return SandboxState{Reason: reason, LandlockABI: landlock, Protections: protections(false, reason, landlock)}
+	}
+	if !sandboxInitBuilt {
+		return fail("host tools run without a sandbox: this hush was built without cgo, so the sandbox's init is not in it")
+	}
+	cmd := exec.Command(sandboxExe)
+	cmd.Args = []string{sandboxInitArg0}
+	cmd.Env = []string{}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	flags := sandboxFlags(cmd.SysProcAttr, nil, true) + "T"
+	plan, err := (*MaskSet)(nil).planFile(flags, nil)
+	if err != nil {
+		return fail("host tools run without a sandbox: " + err.Error())
+	}
+	cmd.ExtraFiles = []*os.File{plan}
+	if err := cmd.Run(); err != nil {
+		return fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
+	}
+	return SandboxState{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
+}
+
+// refusal names the setting behind a refused sandbox, in one sentence.
+func refusal(err error, stderr string) string {
+	read := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return strings.TrimSpace(string(b))
+	}
+	switch {
+	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0" && os.Getuid() != 0:
+		return "unprivileged user namespaces are off (sysctl kernel.unprivileged_userns_clone = 0)"
+	case read("/proc/sys/user/max_user_namespaces") == "0":
+		return "user namespaces are off (sysctl user.max_user_namespaces = 0)"
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" && os.Getuid() != 0:
+		return "AppArmor restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns = 1)"
+	}
+	if msg := strings.TrimSpace(stderr); msg != "" {
+		return "the kernel refused its namespaces (" + strings.TrimPrefix(msg, "hush sandbox: ") + ")"
+	}
+	return "the kernel refused its namespaces (" + err.Error() + ")"
+}

@@ -1,0 +1,408 @@
+//go:build linux
+
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// These tests attack the sandbox as a hostile command would, on the real
+// kernel: each plants a canary, attacks it from a sandboxed bash, checks the
+// raw bytes, and runs the same attack unsandboxed as the control that
+// proves the attack would find the canary. They run three ways: as the
+// test's own user (root on CI), as root starting the tool as nobody
+// (Spec.Credential), and as a real unprivileged hush (the test binary
+// re-run as nobody).
+
+const unprivEnv = "HUSH_SANDBOX_TEST_UNPRIVILEGED"
+
+func canary(t *testing.T) string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "CANARY" + hex.EncodeToString(b)
+}
+
+// leaks reports whether out holds c in any form a dump prints it: as is,
+// with whitespace removed (od -c), or as hex (xxd -p).
+func leaks(out, c string) bool {
+	squeezed := strings.Join(strings.Fields(out), "")
+	h := hex.EncodeToString([]byte(c))
+	return strings.Contains(out, c) || strings.Contains(squeezed, c) || strings.Contains(squeezed, h)
+}
+
+// attacker runs scripts as one user.
+type attacker struct {
+	cred *syscall.Credential // nil: the test's own user
+}
+
+func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out *bytes.Buffer) Spec {
+	base := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, {Name: "HOME", Value: dir}}
+	return Spec{Path: "bash", Args: []string{"-c", script}, Dir: dir, Env: append(base, env...),
+		Stdout: out, Stderr: out, Credential: a.cred, Sandbox: sb, KillGrace: time.Second}
+}
+
+func (a attacker) run(t *testing.T, dir string, env Env, script string, sb *Sandbox) string {
+	t.Helper()
+	var out bytes.Buffer
+	cmd, err := Command(context.Background(), a.spec(dir, env, script, sb, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Run() // the attacks fail by design; their output is what counts
+	return out.String()
+}
+
+// world is a home with hush's dirs, credential stores and a project, owned
+// by the attacker so that the unsandboxed control can read everything.
+type world struct {
+	root, home, data, config, project string
+	canary                            string
+	masks                             *MaskSet
+	bus                               string
+	busHits                           *atomic.Int32
+}
+
+func newWorld(t *testing.T, a attacker) world {
+	t.Helper()
+	root, err := os.MkdirTemp("", "hush-sandbox-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.EvalSymlinks(root)
+	c := canary(t)
+	w := world{root: root, home: root + "/home", data: root + "/home/.local/share/hush",
+		config: root + "/home/.config/hush", project: root + "/home/proj", canary: c, bus: root + "/run/bus"}
+	files := map[string]string{
+		w.data + "/vault.env":                "API_TOKEN=" + c,
+		w.data + "/audit.jsonl":              c,
+		w.config + "/config.toml":            "# " + c,
+		w.config + "/trusted-projects.json":  "[]",
+		w.home + "/.aws/credentials":         "aws_secret_access_key=" + c,
+		w.home + "/.git-credentials":         "https://u:" + c + "@example.com",
+		w.home + "/.ssh/id_ed25519":          c,
+		w.project + "/.env":                  "A=" + c,
+		w.project + "/.env.local":            "B=" + c,
+		w.project + "/sub/.env":              "C=" + c,
+		w.project + "/.envrc":                "export D=" + c,
+		w.project + "/README":                "VISIBLE",
+		w.home + "/.ssh/id_ed25519.pub":      "PUBLIC",
+		w.root + "/run/keyring/control-file": c,
+	}
+	for p, v := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("unix", w.bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	os.Chmod(w.bus, 0o777)
+	w.busHits = new(atomic.Int32)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			w.busHits.Add(1)
+			c.Write([]byte(w.canary))
+			c.Close()
+		}
+	}()
+	if a.cred != nil {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error {
+			return os.Lchown(p, int(a.cred.Uid), int(a.cred.Gid))
+		})
+	}
+	w.masks, err = NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config,
+		RuntimeDir: root + "/run", BusAddress: "unix:path=" + w.bus, Project: w.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w world) sandbox() *Sandbox { return &Sandbox{Masks: w.masks, Required: true} }
+
+func TestSandboxAttacks(t *testing.T) {
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	users := map[string]attacker{"self": {}}
+	if os.Getuid() == 0 {
+		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	for name, a := range users {
+		t.Run(name, func(t *testing.T) { attackSuite(t, a) })
+	}
+	if os.Getuid() == 0 && os.Getenv(unprivEnv) == "" {
+		t.Run("unprivileged-hush", runSuiteAsNobody)
+	}
+}
+
+// runSuiteAsNobody re-runs this test binary as nobody, which then starts
+// its sandboxes as an unprivileged user would.
+func runSuiteAsNobody(t *testing.T) {
+	var out bytes.Buffer
+	cmd := exec.Command("/proc/self/exe", "-test.run=^TestSandboxAttacks$", "-test.v", "-test.count=1")
+	cmd.Env = []string{unprivEnv + "=1", "PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/tmp"}
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	err := cmd.Run()
+	if err != nil || !strings.Contains(out.String(), "--- PASS: TestSandboxAttacks") || strings.Contains(out.String(), "--- SKIP") {
+		t.Fatalf("as nobody: %v\n%s", err, out.String())
+	}
+	t.Logf("as nobody:\n%s", out.String())
+}
+
+func attackSuite(t *testing.T, a attacker) {
+	t.Run("storage-dotenv-credentials", func(t *testing.T) {
+		w := newWorld(t, a)
+		targets := []string{w.data + "/vault.env", w.data + "/audit.jsonl", w.config + "/config.toml",
+			w.home + "/.aws/credentials", w.home + "/.git-credentials", w.home + "/.ssh/id_ed25519",
+			w.project + "/.env", w.project + "/.env.local", w.project + "/sub/.env", w.project + "/.envrc",
+			w.root + "/run/keyring/control-file"}
+		script := `for f in ` + strings.Join(targets, " ") + `; do cat "$f"; xxd "$f"; od -c "$f"; base64 -w0 "$f"; done 2>&1
+ln -s ` + w.data + `/vault.env link; cat link; cat ` + w.home + `/.local/share/hush/../hush/vault.env
+cat ` + w.project + `/README`
+		for _, sb := range []*Sandbox{nil, w.sandbox()} {
+			out := a.run(t, w.project, nil, script, sb)
+			if sb == nil {
+				if !leaks(out, w.canary) {
+					t.Fatalf("control: the unsandboxed attack did not find the canary, so it proves nothing:\n%s", out)
+				}
+				os.Remove(w.project + "/link")
+				continue
+			}
+			if leaks(out, w.canary) {
+				t.Errorf("a sandboxed tool read a masked file:\n%s", out)
+			}
+			if !strings.Contains(out, "VISIBLE") {
+				t.Errorf("positive control: the project's README is not readable in the sandbox:\n%s", out)
+			}
+		}
+	})
+
+	t.Run("config-write", func(t *testing.T) {
+		w := newWorld(t, a)
+		script := `echo 'gate = "vault.read:*"' >> ` + w.config + `/config.toml; echo '["/"]' > ` + w.config + `/trusted-projects.json
+echo x > ` + w.data + `/new-file; echo x > ` + w.project + `/.env; chmod 666 ` + w.project + `/.env; echo wrote-project > ` + w.project + `/ok`
+		a.run(t, w.project, nil, script, w.sandbox())
+		for p, want := range map[string]string{w.config + "/config.toml": "# " + w.canary, w.config + "/trusted-projects.json": "[]", w.project + "/.env": "A=" + w.canary} {
+			if got, _ := os.ReadFile(p); string(got) != want {
+				t.Errorf("%s was changed from the sandbox: %q", p, got)
+			}
+		}
+		if _, err := os.Stat(w.data + "/new-file"); err == nil {
+			t.Error("a sandboxed tool created a file in hush's data dir")
+		}
+		if got, _ := os.ReadFile(w.project + "/ok"); string(got) != "wrote-project\n" {
+			t.Errorf("positive control: the project is not writable from the sandbox: %q", got)
+		}
+	})
+
+	t.Run("keyring-bus", func(t *testing.T) {
+		w := newWorld(t, a)
+		script := `python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` + w.bus + ` 2>&1`
+		out := a.run(t, w.project, nil, script, w.sandbox())
+		if leaks(out, w.canary) || w.busHits.Load() != 0 {
+			t.Errorf("a sandboxed tool reached the session bus (%d connections):\n%s", w.busHits.Load(), out)
+		}
+		out = a.run(t, w.project, nil, script, nil)
+		if !leaks(out, w.canary) {
+			t.Fatalf("control: the unsandboxed tool did not reach the bus:\n%s", out)
+		}
+	})
+
+	t.Run("siblings", func(t *testing.T) {
+		w := newWorld(t, a)
+		script := `for p in /proc/[0-9]*; do xxd $p/environ; tr '\0' ' ' < $p/cmdline; done 2>&1; ps eww -e 2>&1; echo "ppid=$PPID"`
+		// Sandboxed, then the control: a sibling and an attacker both
+		// unsandboxed, as before the sandbox.
+		for _, sb := range []*Sandbox{w.sandbox(), nil} {
+			var sibOut bytes.Buffer
+			sib, err := Command(context.Background(), a.spec(w.project, Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}},
+				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, &sibOut))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sib.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(sibOut.String(), "\n") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			// Positive control: the granted secret arrived, exactly.
+			if got := strings.TrimSpace(sibOut.String()); got != hex.EncodeToString([]byte(w.canary)) {
+				t.Errorf("the granted secret did not arrive in its own tool: %q", got)
+			}
+			out := a.run(t, w.project, nil, script, sb)
+			_ = KillGroup(sib.Process.Pid, syscall.SIGKILL)
+			_ = sib.Wait()
+			if sb == nil {
+				if !leaks(out, w.canary) {
+					t.Fatalf("control: the unsandboxed attack did not find the sibling's secret:\n%s", out)
+				}
+				continue
+			}
+			if leaks(out, w.canary) {
+				t.Errorf("an ungranted sandboxed call read a sibling's secret:\n%s", out)
+			}
+			if !strings.Contains(out, "ppid=1\n") {
+				t.Errorf("the tool's parent is not its sandbox's init:\n%s", out)
+			}
+		}
+	})
+
+	t.Run("memory", func(t *testing.T) {
+		w := newWorld(t, a)
+		secret := []byte(w.canary) // in this process's memory, as hush holds its vault
+		addr := uintptr(unsafe.Pointer(&secret[0]))
+		script := fmt.Sprintf(`[ -e /proc/%[1]d ] && echo VISIBLE
+cat /proc/%[1]d/environ 2>&1 | xxd | head -3
+python3 - <<'EOF' 2>&1
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+class iov(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(%[3]d)
+local = iov(ctypes.cast(buf, ctypes.c_void_p), %[3]d)
+remote = iov(%[2]d, %[3]d)
+n = libc.process_vm_readv(%[1]d, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print("vm_readv", n, os.strerror(ctypes.get_errno()), buf.raw)
+try:
+    f = open("/proc/%[1]d/mem", "rb"); f.seek(%[2]d); print("mem", f.read(%[3]d))
+except Exception as e:
+    print("mem", e)
+EOF`, os.Getpid(), addr, len(secret))
+		out := a.run(t, w.project, nil, script, w.sandbox())
+		if leaks(out, w.canary) || strings.Contains(out, "VISIBLE") {
+			t.Errorf("a sandboxed tool saw or read hush's memory:\n%s", out)
+		}
+		out = a.run(t, w.project, nil, script, nil)
+		if !strings.Contains(out, "VISIBLE") || (os.Getuid() == 0 && a.cred == nil && !leaks(out, w.canary)) {
+			t.Fatalf("control: the unsandboxed attack did not reach this process:\n%s", out)
+		}
+		_ = secret[0]
+	})
+
+	t.Run("linger", func(t *testing.T) {
+		w := newWorld(t, a)
+		for i, sb := range []*Sandbox{w.sandbox(), nil} {
+			mark := fmt.Sprintf("31%d.%d", i, time.Now().UnixNano()%100000)
+			a.run(t, w.project, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & echo started`, sb)
+			if sb == nil {
+				waitForSome(mark, 2*time.Second)
+			}
+			pids := waitForNone(mark, 2*time.Second)
+			if sb != nil && len(pids) > 0 {
+				t.Errorf("a detached child outlived its sandboxed call: %v", pids)
+			}
+			if sb == nil {
+				if len(pids) == 0 {
+					t.Fatal("control: the unsandboxed detached child did not outlive the call")
+				}
+				for _, p := range pids {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+			}
+		}
+		// Cancelled mid-call: the namespace dies with the call.
+		mark := fmt.Sprintf("329.%d", time.Now().UnixNano()%100000)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		var out bytes.Buffer
+		cmd, err := Command(ctx, a.spec(w.project, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & sleep 30`, w.sandbox(), &out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Run()
+		if pids := waitForNone(mark, 3*time.Second); len(pids) > 0 {
+			t.Errorf("a detached child outlived its cancelled call: %v", pids)
+		}
+	})
+
+	if os.Getuid() == 0 && a.cred == nil {
+		t.Run("root-cannot-unmask", func(t *testing.T) {
+			w := newWorld(t, a)
+			script := `umount -l ` + w.data + ` 2>&1; umount ` + w.project + `/.env 2>&1; mount -o remount,rw ` + w.project + `/.env 2>&1
+unshare -Urm sh -c 'umount -l ` + w.data + `; cat ` + w.data + `/vault.env' 2>&1
+umount -l /proc 2>&1; ls /proc | grep -c '^[0-9]'
+cat ` + w.data + `/vault.env ` + w.project + `/.env; id -u`
+			out := a.run(t, w.project, nil, script, w.sandbox())
+			if leaks(out, w.canary) {
+				t.Errorf("root in the sandbox unmasked a file:\n%s", out)
+			}
+			if !strings.HasSuffix(out, "0\n") {
+				t.Errorf("positive control: the tool is not root:\n%s", out)
+			}
+		})
+	}
+}
+
+// waitForSome waits up to d for a process whose command line holds mark.
+func waitForSome(mark string, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if len(findMark(mark)) > 0 {
+			return
+		}
+	}
+}
+
+func findMark(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(b, []byte(mark)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitForNone waits up to d for no process whose command line holds mark,
+// and returns those left.
+func waitForNone(mark string, d time.Duration) []int {
+	deadline := time.Now().Add(d)
+	for {
+		pids := findMark(mark)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/hushcli/hush/executor/provider"
+)
+
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes++
+	return c.Buffer.Write(p)
+}
+
+// A 20 MB line of tool output reaches the terminal in a few writes (one per
+// chunk the tool produced, not one per character) and as a bounded preview.
+func TestToolOutputIsWrittenInBatches(t *testing.T) {
+	var w countingWriter
+	ev := newTermEvents(&w)
+	call := provider.ToolCall{ID: "c1", Name: "bash"}
+	ev.ToolStart(call)
+	start := w.writes
+	line := bytes.Repeat([]byte("é"), 10<<20) // 20 MB, no newline
+	chunks := 0
+	for len(line) > 0 {
+		n := min(32<<10, len(line))
+		ev.ToolOutput(call, line[:n])
+		line = line[n:]
+		chunks++
+	}
+	if got := w.writes - start; got > 2 {
+		t.Errorf("%d writes for a 20 MB line in %d chunks; want the preview in at most 2", got, chunks)
+	}
+	ev.ToolEnd(call, "exit code 0", false)
+	out := w.String()
+	if len(out) > 20<<10 {
+		t.Errorf("the preview of one line is %d bytes; want it bounded", len(out))
+	}
+	if !strings.Contains(out, "(preview cut") || !strings.Contains(out, "  │ éé") {
+		t.Errorf("preview does not show the start of the line and the cut:\n%.200q", out)
+	}
+	if strings.ContainsRune(out, '\uFFFD') || !bytesValidUTF8(out) {
+		t.Error("the cut split a character")
+	}
+}
+
+func bytesValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// Ordinary output keeps its lines, each with the preview gutter.
+func TestToolOutputPreviewLines(t *testing.T) {
+	var w countingWriter
+	ev := newTermEvents(&w)
+	call := provider.ToolCall{ID: "c1", Name: "bash"}
+	ev.ToolStart(call)
+	ev.ToolOutput(call, []byte("one\ntw"))
+	ev.ToolOutput(call, []byte("o\nthree\n"))
+	ev.ToolEnd(call, "exit code 0", false)
+	if !strings.Contains(w.String(), "  │ one\n  │ two\n  │ three\n") {
+		t.Errorf("preview = %q", w.String())
+	}
+}
