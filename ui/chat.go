@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -341,6 +342,7 @@ type model struct {
 
 	lastCtrlC time.Time
 	modelName string
+	osc       int // inside a terminal's answer: 1 after ESC ], 2 in its body
 
 	turnIn, turnOut, turnCached int64
 	sessIn, sessOut             int64
@@ -458,7 +460,33 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	return m, c
 }
 
+// oscBody is the body of a terminal's answer to a colour query.
+var oscBody = regexp.MustCompile(`^[0-9]+;`)
+
+// swallowReport drops a terminal's late answer to a query someone else
+// sent (ESC ] 11 ; rgb:… ESC \), which bubbletea hands over as keys: Alt-],
+// the body as typed runes, then Alt-\ or BEL. Without this it would be
+// typed into the prompt.
+func (m *model) swallowReport(msg tea.KeyMsg) bool {
+	switch {
+	case msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "]":
+		m.osc = 1
+		return true
+	case m.osc == 1 && msg.Type == tea.KeyRunes && !msg.Alt && oscBody.MatchString(string(msg.Runes)):
+		m.osc = 2
+		return true
+	case m.osc == 2 && (msg.Type == tea.KeyCtrlG || (msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "\\")):
+		m.osc = 0
+		return true
+	}
+	m.osc = 0
+	return false
+}
+
 func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.swallowReport(msg) {
+		return m, nil
+	}
 	switch {
 	case msg.Type == tea.KeyCtrlC:
 		if m.busy {

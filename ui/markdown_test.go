@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"io"
 	"strings"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 func TestCompleteBlocks(t *testing.T) {
@@ -47,5 +50,26 @@ func TestRenderStylesHeadingsAndCode(t *testing.T) {
 	var bw markdown
 	if out := bw.render("## Plan\n\n**bold**\n", 80); strings.Contains(out, "\x1b[") {
 		t.Errorf("colour without colour: %q", out)
+	}
+}
+
+func TestLateTerminalAnswerIsNotTyped(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard})
+	m := newModel(c)
+	keys := []tea.KeyMsg{
+		{Type: tea.KeyRunes, Runes: []rune("]"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("11;rgb:1c1c/1c1c/1c1c")},
+		{Type: tea.KeyRunes, Runes: []rune("\\"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("hi")},
+		{Type: tea.KeyRunes, Runes: []rune("]"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("10;rgb:dddd/dddd/dddd")},
+		{Type: tea.KeyCtrlG},
+	}
+	for _, k := range keys {
+		m.Update(k)
+	}
+	if got := m.ta.Value(); got != "hi" {
+		t.Errorf("editor holds %q, want %q", got, "hi")
 	}
 }
