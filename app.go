@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -47,27 +48,23 @@ func run(args []string) (code int) {
 	return a.main(args)
 }
 
-// redact scrubs every secret hush knows of from s: the vault's, if it was
-// opened, and credential-looking values of the start-up environment.
+// redact scrubs every secret hush knows of from s: the vault's (with the
+// credential-looking values of the start-up environment it includes), by
+// the session's snapshot, if the vault was opened; else those of the
+// start-up environment alone.
 func (a *app) redact(s string) string {
-	all := map[string]string{}
+	if a.scrub != nil {
+		if snap, err := a.scrub.Current(); err == nil {
+			return snap.Redactor.String(s)
+		}
+	}
+	creds := map[string]string{}
 	for k, v := range a.ambient {
 		if tools.IsCredentialName(k) || tools.IsCredentialValue(v) {
-			all[k] = v
+			creds[k] = v
 		}
 	}
-	if a.vault != nil {
-		if vs, err := a.vault.All(); err == nil {
-			for k, v := range vs {
-				all[k] = v
-			}
-		}
-	}
-	secrets := make([]redact.Secret, 0, len(all))
-	for k, v := range all {
-		secrets = append(secrets, redact.Secret{Name: k, Value: v})
-	}
-	return redact.New(secrets).String(s)
+	return redact.FromMap(creds).String(s)
 }
 
 // app is built once per process and handed to every command. Its fields
@@ -91,6 +88,7 @@ type app struct {
 	vaultOnce sync.Once
 	vault     *vault.Layered
 	proxy     *vault.Proxy
+	scrub     *executor.SecretCache // the vault's secret snapshots, shared by everything that scrubs
 	vaultErr  error
 }
 
@@ -162,7 +160,7 @@ func (a *app) rootApp() *cli.App {
 		// (hush --model x), as other agents' do.
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		}, append(modelFlagList(), plainFlag())...),
+		}, append(modelFlagList(), chatFlags()...)...),
 		Action:       a.chatAction,
 		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
@@ -185,6 +183,7 @@ func (a *app) rootApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sessionsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
@@ -257,6 +256,7 @@ func (a *app) openVault() (*vault.Layered, error) {
 			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
 		}
 		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
+		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/ui"
@@ -22,8 +23,14 @@ import (
 	"golang.org/x/term"
 )
 
-func plainFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "plain", Usage: "line-by-line chat without the editor, colours or status line (scripts, screen readers)"}
+// chatFlags are chat's own flags beside the model flags; the root command
+// takes them too.
+func chatFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "plain", Usage: "line-by-line chat without the editor, colours or status line (scripts, screen readers)"},
+		&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project"},
+		&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one"},
+	}
 }
 
 func (a *app) chatCommand() *cli.Command {
@@ -33,24 +40,33 @@ func (a *app) chatCommand() *cli.Command {
 		Description: "Type a request and press Enter (Alt-Enter adds a line). The model's text streams in as\n" +
 			"Markdown; each tool call is shown with its arguments and a preview of its output. When a\n" +
 			"tool wants to run or read a secret and no rule in config.toml decides, you are asked.\n" +
-			"Slash commands (/help, /clear, /model, /tools, /usage, /exit) are answered by hush.\n" +
+			"Slash commands (/help, /clear, /model, /tools, /usage, /compact, /resume, /exit) are\n" +
+			"answered by hush.\n" +
 			"Ctrl-C stops the running turn (and kills the tool's processes); pressed twice at an\n" +
 			"empty prompt, or Ctrl-D, exits. With --plain, or input that is not a terminal, chat\n" +
 			"reads plain lines and prints plain text.",
-		Flags:  append(modelFlagList(), plainFlag()),
-		Action: a.chatAction,
+		ArgsUsage: "[--continue | --resume [ID]]",
+		Flags:     append(modelFlagList(), chatFlags()...),
+		Action:    a.chatAction,
 	}
 }
 
 // chatAction is chat's action, also the root command's: the model flags
 // work as `hush --model x` as well as `hush chat --model x`.
 func (a *app) chatAction(c *cli.Context) error {
-	if c.Args().Present() {
-		return unknownCommand(c.Args().First())
+	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
+	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
+		if c.Command == nil || c.Command.Name == "" { // hush frobnicate
+			return unknownCommand(c.Args().First())
+		}
+		return &exitError{2, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
+	}
+	if rr.cont && rr.resume {
+		return &exitError{2, errors.New("--continue and --resume both pick a session: use one")}
 	}
 	f := readModelFlags(c)
 	f.plain = c.Bool("plain")
-	return a.chat(f)
+	return a.chat(f, rr)
 }
 
 // chatTerminal is the terminal the chat UI draws on: stdin and stdout both
@@ -64,19 +80,27 @@ func (a *app) chatTerminal(f modelFlags) *os.File {
 	return in
 }
 
-func (a *app) chat(f modelFlags) error {
+func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	// First run: nothing configured and a person at the terminal.
 	if err := a.firstRun(f); err != nil {
 		return err
 	}
-	if tty := a.chatTerminal(f); tty != nil {
-		return a.terminalChat(f, tty)
+	var resumed *transcript.Session
+	if rr.any() {
+		s, err := a.findSession(rr, a.stdinTerminal() != nil)
+		if err != nil {
+			return err
+		}
+		resumed = s
 	}
-	return a.plainChat(f)
+	if tty := a.chatTerminal(f); tty != nil {
+		return a.terminalChat(f, tty, resumed)
+	}
+	return a.plainChat(f, resumed)
 }
 
 // terminalChat runs the chat UI (package ui) on tty.
-func (a *app) terminalChat(f modelFlags, tty *os.File) error {
+func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
 	if err := a.init(); err != nil {
 		return err
 	}
@@ -89,10 +113,25 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 		fmt.Fprintf(a.stderr, "hush: warning: %v\n", err)
 	}
 	var (
-		agent   *executor.Agent
-		chat    *ui.Chat
-		history []provider.Message
+		agent *executor.Agent
+		chat  *ui.Chat
+		conv  transcript.Conversation
 	)
+	if resumed != nil {
+		conv = resumed.Conversation
+	}
+	// /resume and /compact: the session's commands, shared with --plain.
+	sessionCommand := func(name string) func(ctx context.Context, arg string, out io.Writer) error {
+		return func(ctx context.Context, arg string, out io.Writer) error {
+			run := func() { a.chatSessionCommand(ctx, out, agent, &conv, name, arg, arg == "") }
+			if name == "/resume" && arg == "" {
+				// The picker is a form: it gets the terminal.
+				return chat.Suspend(run)
+			}
+			run()
+			return nil
+		}
+	}
 	chat = ui.New(ui.Config{
 		In: tty, Out: a.stdout,
 		Color:    a.ambient["NO_COLOR"] == "",
@@ -103,14 +142,21 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 		Sandbox:  a.sandboxStatus(),
 		History:  hist,
 		Turn: func(ctx context.Context, prompt string) error {
-			added, err := runTurn(ctx, agent, history, prompt)
-			history = append(history, added...)
-			if ctx.Err() != nil || err != nil {
-				history = closeDanglingCalls(history)
+			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
+			conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
+				out := chat.Printer()
+				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				a.chatSessionCommand(ctx, out, agent, &conv, "/compact", "", false)
+				out.Close()
 			}
 			return err
 		},
-		Clear: func() { history = nil },
+		Clear: func() { conv = transcript.Conversation{} },
+		Commands: []ui.Command{
+			{Name: "/compact", Args: "[N]", Help: "replace older turns by a summary the model writes (keep the last N verbatim)", Run: sessionCommand("/compact")},
+			{Name: "/resume", Args: "[ID]", Help: "switch to an earlier session of this project (a picker without ID)", Run: sessionCommand("/resume")},
+		},
 		SetModel: func(name string) error {
 			mf := f
 			mf.model = name
@@ -124,12 +170,20 @@ func (a *app) terminalChat(f modelFlags, tty *os.File) error {
 		Tools: func() []ui.ToolInfo { return a.toolInfo(agent) },
 	})
 	prompter := chat.Host(&wizard.Prompter{In: tty, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""})
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat})
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat, resume: resumed})
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	chat.SetIntro(a.instructions)
+	intro := []string{}
+	if a.instructions != "" {
+		intro = append(intro, a.instructions)
+	}
+	if resumed != nil {
+		intro = append(intro, resumeNote(resumed))
+	}
+	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
+	chat.SetIntro(strings.Join(intro, "\n"))
 	// The permission form's colours suit the terminal's background.
 	a.resolveBackground()
 
@@ -196,7 +250,7 @@ func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 
 // plainChat is the line-by-line chat: for scripts, screen readers and
 // terminals that cannot draw the UI.
-func (a *app) plainChat(f modelFlags) error {
+func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 	var prompter executor.Prompter
 	interactive := false
 	if tty := a.stdinTerminal(); tty != nil {
@@ -205,11 +259,15 @@ func (a *app) plainChat(f modelFlags) error {
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	events := newTermEvents(a.stdout)
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events})
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+	}
 	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
 	if a.instructions != "" {
 		fmt.Fprintln(a.stdout, a.instructions)
@@ -217,6 +275,10 @@ func (a *app) plainChat(f modelFlags) error {
 	if !interactive {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}
+	if resumed != nil {
+		fmt.Fprintln(a.stdout, resumeNote(resumed))
+	}
+	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -251,7 +313,6 @@ func (a *app) plainChat(f modelFlags) error {
 	defer close(quit)
 
 	in := bufio.NewReader(a.stdin)
-	var history []provider.Message
 	for {
 		fmt.Fprint(a.stdout, "› ")
 		line, err := in.ReadString('\n')
@@ -270,20 +331,30 @@ func (a *app) plainChat(f modelFlags) error {
 		mu.Lock()
 		cancelTurn = cancel
 		mu.Unlock()
-		added, err := runTurn(ctx, agent, history, line)
+		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
+			a.chatSessionCommand(ctx, a.stdout, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
+			mu.Lock()
+			cancelTurn = nil
+			mu.Unlock()
+			cancel()
+			continue
+		}
+		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
-		history = append(history, added...)
+		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-			history = closeDanglingCalls(history)
 		case err != nil:
 			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
-			history = closeDanglingCalls(history)
 		default:
 			fmt.Fprintln(a.stdout)
+			if agent.NeedsCompaction(&conv, res.Context) {
+				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				a.chatSessionCommand(ctx, a.stdout, agent, &conv, "/compact", "", interactive)
+			}
 		}
 		cancel()
 	}

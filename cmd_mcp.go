@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
@@ -101,7 +102,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	}
 	session := mcpSessionName("mcp")
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: lv.All,
+	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: a.scrub,
 		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version,
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})
 	if err != nil {
@@ -227,7 +228,7 @@ func (a *app) mcpImport(src string, replace bool) error {
 		}
 		data, err = io.ReadAll(io.LimitReader(a.stdin, 1<<20))
 	} else {
-		data, err = os.ReadFile(src)
+		data, err = userfile.Read(context.Background(), src, userfile.ConfigLimit)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", src, err)

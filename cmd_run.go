@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools"
 	"github.com/urfave/cli/v2"
 )
 
@@ -52,7 +56,8 @@ func (a *app) runCommand() *cli.Command {
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
 			"3 the turn ended with a denied tool run or secret, 130 interrupted.",
-		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"}),
+		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
+			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return &exitError{2, fmt.Errorf("%w (see hush run --help)", err)}
 		},
@@ -87,10 +92,10 @@ func (a *app) runAction(c *cli.Context) error {
 	if strings.TrimSpace(prompt) == "" {
 		return &exitError{2, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	return a.runOnce(readModelFlags(c), prompt)
+	return a.runOnce(readModelFlags(c), prompt, resumeRequest{cont: c.Bool("continue")})
 }
 
-func (a *app) runOnce(f modelFlags, prompt string) error {
+func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	var sink executor.Events
 	var stream *events.Writer
 	if f.json {
@@ -102,17 +107,47 @@ func (a *app) runOnce(f modelFlags, prompt string) error {
 		term.previewLines = 60
 		sink = term
 	}
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: sink})
+	var resumed *transcript.Session
+	if rr.any() {
+		s, err := a.findSession(rr, false)
+		if err != nil {
+			return runFailed(stream, events.KindConfig, err)
+		}
+		resumed = s
+	}
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: sink, resume: resumed})
 	if err != nil {
 		return runFailed(stream, events.KindConfig, err)
 	}
 	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+		if stream == nil {
+			fmt.Fprintln(a.stderr, "hush: "+resumeNote(resumed))
+		}
+	}
 	if stream != nil {
-		stream.SessionStarted(a.sessionInfo(agent, f))
+		info := a.sessionInfo(agent, f)
+		if resumed != nil {
+			info.Resumed, info.Turns = true, resumed.Completed
+		}
+		stream.SessionStarted(info)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := agent.RunTurn(ctx, nil, strings.TrimSpace(prompt))
+	if agent.NeedsCompaction(&conv, 0) {
+		c, err := agent.Compact(ctx, &conv, 0)
+		if err != nil {
+			return runFailed(stream, events.KindModel, err)
+		}
+		if stream != nil {
+			stream.Compacted(c.Through, c.Summarized, c.Kept, c.Summary)
+		} else {
+			fmt.Fprintln(a.stderr, "hush: "+compactNote(c))
+		}
+	}
+	res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
 	if !f.json {
 		fmt.Fprintln(a.stdout)
 	}
@@ -154,18 +189,73 @@ func (a *app) sessionInfo(agent *executor.Agent, f modelFlags) events.Session {
 	for _, t := range agent.Tools.List() {
 		names = append(names, t.Name())
 	}
-	model := firstNonEmpty(f.model, a.cfg.Model.Name)
-	if agent.Provider.Name() == "replay" {
-		model = firstNonEmpty(f.replay, a.cfg.Model.Replay, "embedded leak check")
+	sandbox := events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"}
+	if st := tools.SandboxStatus(); st.Namespaces {
+		sandbox = events.Sandbox{State: "namespaces", Detail: fmt.Sprintf("own user, PID and mount namespaces per host tool; Landlock ABI %d", st.LandlockABI)}
+	} else if st.Reason != "" {
+		sandbox.Detail = st.Reason
 	}
 	return events.Session{
 		ID:         agent.Session,
-		Model:      events.Model{Provider: agent.Provider.Name(), Name: model},
+		Model:      events.Model{Provider: agent.Provider.Name(), Name: a.modelName(f)},
 		Directory:  agent.Dir,
-		Sandbox:    events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"},
+		Sandbox:    sandbox,
 		Tools:      names,
 		Transcript: a.transcriptPath(agent.Session),
 	}
+}
+
+// chatSessionCommand runs /resume [ID] and /compact [N] in chat.
+func (a *app) chatSessionCommand(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
+	switch cmd {
+	case "/compact":
+		keep := 0
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				fmt.Fprintf(out, "hush: /compact takes the number of latest turns to keep verbatim, e.g. /compact 2 (got %q)\n", arg)
+				return
+			}
+			keep = n
+		}
+		c, err := agent.Compact(ctx, conv, keep)
+		if err != nil {
+			fmt.Fprintf(out, "hush: %s\n", err)
+			return
+		}
+		fmt.Fprintln(out, compactNote(c))
+		fmt.Fprintln(out, "  │ "+strings.ReplaceAll(outbuf.Sanitize(c.Summary), "\n", "\n  │ "))
+	case "/resume":
+		s, err := a.findSession(resumeRequest{resume: true, id: arg}, interactive)
+		if err != nil {
+			fmt.Fprintf(out, "hush: %s\n", err)
+			return
+		}
+		f, err := transcript.Reopen(s)
+		if err != nil {
+			fmt.Fprintf(out, "hush: %s\n", err)
+			return
+		}
+		old := agent.SwitchSession(s.ID, f, s.LastTurn)
+		if c, ok := old.(io.Closer); ok {
+			_ = c.Close()
+		}
+		*conv = s.Conversation
+		fmt.Fprintln(out, resumeNote(s))
+	}
+}
+
+// compactNote says what a compaction did.
+func compactNote(c executor.Compacted) string {
+	return fmt.Sprintf("Compacted: %s now a summary made by the model (stored in the transcript); the last %d turn(s) stay verbatim.", turnRange(c.Through), c.Kept)
+}
+
+// turnRange names turns 1..n.
+func turnRange(n int) string {
+	if n == 1 {
+		return "turn 1 is"
+	}
+	return fmt.Sprintf("turns 1–%d are", n)
 }
 
 // closeDanglingCalls answers tool calls a cancelled turn left open, so the

@@ -617,7 +617,7 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 // delete only leaves copies behind in from. A name both backends hold with
 // different values is refused up front: after the move one would be lost.
 func moveSecrets(from, to vault.Vault, extra map[string]string, commit func() error) (moveReport, error) {
-	src, err := allSecrets(from)
+	src, err := vault.All(from)
 	if err != nil {
 		return moveReport{}, fmt.Errorf("read the current backend: %w", err)
 	}
@@ -692,26 +692,6 @@ func moveSecrets(from, to vault.Vault, extra map[string]string, commit func() er
 		}
 	}
 	return rep, nil
-}
-
-// allSecrets reads every secret a backend stores.
-func allSecrets(v vault.Vault) (map[string]string, error) {
-	if b, ok := v.(vault.Bulk); ok {
-		return b.All()
-	}
-	names, err := v.Names()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(names))
-	for _, n := range names {
-		val, err := v.Get(n)
-		if err != nil {
-			return nil, err
-		}
-		out[n] = val
-	}
-	return out, nil
 }
 
 func (a *app) vaultReveal(name string) error {

@@ -26,15 +26,15 @@ import (
 // here — at start-up, where the user expects a question — not halfway
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
-func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, dir string) ([]executor.Tool, func(), error) {
+func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, scrub *executor.SecretCache, dir string) ([]executor.Tool, func(), error) {
 	bg, err := background.New(background.Options{
 		LogDir:  filepath.Join(a.dirs.Data, "background", session),
-		Secrets: lv.All,
+		Secrets: scrub,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	mgr, err := a.startMCP(ctx, gate, audit, session, lv, dir)
+	mgr, err := a.startMCP(ctx, gate, audit, session, lv, scrub, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,13 +62,13 @@ func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *audit
 
 // startMCP builds the session's MCP manager from config.toml and mcp.json
 // and starts every enabled server.
-func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, dir string) (*mcp.Manager, error) {
+func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, scrub *executor.SecretCache, dir string) (*mcp.Manager, error) {
 	servers, err := a.mcpServers()
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := mcp.NewManager(mcp.Options{
-		Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: lv.All,
+		Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: scrub,
 		Grant: mcpGrant(gate, audit, session, lv), Version: version,
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter,
 	})
@@ -100,30 +100,12 @@ func (a *app) mcpServers() ([]mcp.Server, error) {
 	return out, nil
 }
 
-// mcpGrant is the vault as a starting MCP server sees it: each read asks
-// the gate for vault.read:<NAME> with the subject mcp:<server>, and the
-// decision is recorded in the audit log before the value is read. It is the
-// executor's gated vault with the server, not the tool call, as subject.
+// mcpGrant is the vault as a starting MCP server sees it: the executor's
+// gated vault over the audited gate, with the server as subject.
 func mcpGrant(gate executor.Gate, audit *auditlog.Log, session string, v executor.SecretReader) func(context.Context, string, int) tools.Grant {
+	audited := executor.Audited(gate, audit, session)
 	return func(ctx context.Context, server string, turn int) tools.Grant {
-		subject := mcp.Subject(server)
-		return func(name string) (string, error) {
-			req := executor.Request{GateID: executor.GateVaultRead + name, Subject: subject, Turn: turn,
-				Detail: "starting MCP server " + server}
-			verdict, err := gate.Decide(ctx, req)
-			if err != nil {
-				return "", err
-			}
-			if aerr := audit.Record(auditlog.Entry{Session: session, Turn: turn, Tool: subject, Gate: req.GateID,
-				Decision: verdict.Decision, Source: verdict.Source, Rule: verdict.Rule}); aerr != nil {
-				// As in the executor: a decision that cannot be recorded is not taken.
-				return "", &mcp.DeniedError{Reason: "denied because the audit log cannot be written: " + aerr.Error()}
-			}
-			if verdict.Decision != executor.Allow {
-				return "", &mcp.DeniedError{Reason: verdict.Message}
-			}
-			return v.Get(name)
-		}
+		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, v).WithDetail("starting MCP server " + server).Get
 	}
 }
 

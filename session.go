@@ -12,13 +12,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
 	hsession "github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -39,6 +39,8 @@ type sessionOptions struct {
 	model    modelFlags
 	prompter executor.Prompter // nil: non-interactive
 	events   executor.Events
+	// resume, if set, is the session to continue.
+	resume *transcript.Session
 }
 
 // newAgent wires config, vault, gate, audit log, provider and tools.
@@ -69,13 +71,16 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	gate := &executor.RuleGate{Rules: rules, Prompter: opts.prompter, AutoApproveTools: opts.model.yes}
 
 	session := time.Now().UTC().Format("20060102T150405Z") + fmt.Sprintf("-%d", os.Getpid())
-	transcriptPath := a.transcriptPath(session)
-	if err := os.MkdirAll(filepath.Dir(transcriptPath), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create transcript dir: %w", err)
+	var transcriptFile *os.File
+	priorTurns := 0
+	if r := opts.resume; r != nil {
+		session, priorTurns = r.ID, r.LastTurn
+		transcriptFile, err = transcript.Reopen(r)
+	} else {
+		transcriptFile, err = transcript.Create(a.dirs.Data, transcript.Header{ID: session, Project: dir, Provider: prov.Name(), Model: a.modelName(opts.model)})
 	}
-	transcript, err := os.OpenFile(transcriptPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open transcript: %w", err)
+		return nil, nil, err
 	}
 
 	bashCfg := a.cfg.Tools[bash.Name]
@@ -94,7 +99,9 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	// waiting out a hung server's start_timeout; once started, the
 	// servers' lives do not depend on this context.
 	startCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	extra, stopExtra, err := a.sessionTools(startCtx, gate, audit, session, lv, dir)
+	// One snapshot cache for the process: the turn, background logs, MCP
+	// servers and the panic handler scrub with the same vault version.
+	extra, stopExtra, err := a.sessionTools(startCtx, gate, audit, session, lv, a.scrub, dir)
 	interrupted := startCtx.Err() != nil
 	stopSignals()
 	if err == nil && interrupted {
@@ -102,7 +109,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		err = &exitError{130, errors.New("interrupted while the MCP servers were starting")}
 	}
 	if err != nil {
-		transcript.Close()
+		transcriptFile.Close()
 		return nil, nil, err
 	}
 	for _, t := range extra {
@@ -111,34 +118,48 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	system, err := a.systemPrompt(dir, reg, lv)
 	if err != nil {
 		stopExtra()
-		transcript.Close()
+		transcriptFile.Close()
 		return nil, nil, err
 	}
 	agent := &executor.Agent{
-		Provider:       prov,
-		Tools:          reg,
-		Gate:           gate,
-		Audit:          audit,
-		Vault:          lv,
-		Secrets:        lv.All,
-		SecretsVersion: lv.Version,
-		Ambient:        a.ambient,
-		Dir:            dir,
-		Policy:         func(tool string) tools.Policy { p, _, _ := a.policyFor(tool); return p },
-		Events:         opts.events,
-		Transcript:     transcript,
-		Session:        session,
-		System:         system,
-		MaxSteps:       a.cfg.Turn.MaxSteps,
+		Provider:   prov,
+		Tools:      reg,
+		Gate:       gate,
+		Audit:      audit,
+		Vault:      lv,
+		Scrub:      a.scrub,
+		Ambient:    a.ambient,
+		Dir:        dir,
+		Policy:     func(tool string) tools.Policy { p, _, _ := a.policyFor(tool); return p },
+		Events:     opts.events,
+		Transcript: transcriptFile,
+		Session:    session,
+		PriorTurns: priorTurns,
+		Compaction: a.compactPolicy(),
+		System:     system,
+		MaxSteps:   a.cfg.Turn.MaxSteps,
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
-	return agent, func() { stopExtra(); transcript.Close(); audit.Close() }, nil
+	return agent, func() { stopExtra(); transcriptFile.Close(); audit.Close() }, nil
 }
 
 // transcriptPath is the session's transcript file in the data dir.
-func (a *app) transcriptPath(session string) string {
-	return filepath.Join(a.dirs.Data, "transcripts", session+".jsonl")
+func (a *app) transcriptPath(session string) string { return transcript.Path(a.dirs.Data, session) }
+
+// modelName is the model the session talks to, as session.started and the
+// transcript name it.
+func (a *app) modelName(f modelFlags) string {
+	if firstNonEmpty(f.provider, a.cfg.Model.Provider) == "replay" {
+		return firstNonEmpty(f.replay, a.cfg.Model.Replay, "embedded leak check")
+	}
+	return firstNonEmpty(f.model, a.cfg.Model.Name)
+}
+
+// compactPolicy is config.toml's [compaction].
+func (a *app) compactPolicy() executor.CompactPolicy {
+	c := a.cfg.Compaction
+	return executor.CompactPolicy{Auto: c.Auto == nil || *c.Auto, Window: c.ContextWindow, Threshold: c.Threshold, KeepTurns: c.KeepTurns}.Defaults()
 }
 
 // systemPrompt is config's turn.system, or the prompt built from the
@@ -286,9 +307,4 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// runTurn runs one turn with Ctrl-C (ctx) cancelling it.
-func runTurn(ctx context.Context, agent *executor.Agent, history []provider.Message, prompt string) ([]provider.Message, error) {
-	return agent.Turn(ctx, history, strings.TrimSpace(prompt))
 }

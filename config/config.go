@@ -7,16 +7,17 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // FileName is the config file in the config dir.
@@ -26,13 +27,15 @@ const FileName = "config.toml"
 // (api_key, set values, MCP env) is a ${NAME} template resolved through the
 // gated vault at use, never at load.
 type Config struct {
-	Model  Model                 `toml:"model"`
-	Vault  VaultConfig           `toml:"vault"`
-	Tools  map[string]ToolConfig `toml:"tools"`
-	Rules  []Rule                `toml:"rules"`
-	MCP    map[string]MCPServer  `toml:"mcp"`
-	Turn   TurnConfig            `toml:"turn"`
-	Unsafe Unsafe                `toml:"unsafe"`
+	Model Model                 `toml:"model"`
+	Vault VaultConfig           `toml:"vault"`
+	Tools map[string]ToolConfig `toml:"tools"`
+	Rules []Rule                `toml:"rules"`
+	MCP   map[string]MCPServer  `toml:"mcp"`
+	Turn  TurnConfig            `toml:"turn"`
+	// Compaction is [compaction]: when a long conversation is summarized.
+	Compaction Compaction `toml:"compaction"`
+	Unsafe     Unsafe     `toml:"unsafe"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
@@ -128,6 +131,16 @@ type TurnConfig struct {
 	System   string `toml:"system"`
 }
 
+// Compaction is [compaction]. A conversation is compacted automatically
+// (unless auto = false) once it passes threshold of context_window tokens:
+// the model summarizes all but the last keep_turns turns.
+type Compaction struct {
+	Auto          *bool   `toml:"auto"`           // default true
+	ContextWindow int64   `toml:"context_window"` // tokens; default 128000
+	Threshold     float64 `toml:"threshold"`      // fraction of the window; default 0.8
+	KeepTurns     int     `toml:"keep_turns"`     // default 2
+}
+
 // Duration is a time.Duration written as "30s" or "2m" in TOML.
 type Duration struct{ time.Duration }
 
@@ -150,20 +163,29 @@ var ErrConfig = errors.New("invalid config")
 // Load reads config.toml from path. A missing file is the zero Config.
 // Unknown keys and values of the wrong type are errors naming the key.
 func Load(path string) (Config, error) {
-	var c Config
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return Config{}, nil
 	}
 	if err != nil {
-		return c, fmt.Errorf("read %s: %w", path, err)
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
+	return Parse(path, data)
+}
+
+// Parse is Load of data already read from path (named in errors).
+func Parse(path string, data []byte) (Config, error) {
+	var c Config
 	// Syntax first, into a map that takes any well-formed document: a
 	// syntax error has a line but no key worth naming (the parser's "last
 	// key" is whatever came before the fault).
 	var syntax toml.ParseError
-	if _, err := toml.Decode(string(data), new(map[string]any)); errors.As(err, &syntax) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); errors.As(err, &syntax) {
 		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+	}
+	if err := checkCase(doc); err != nil {
+		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
 	md, err := toml.Decode(string(data), &c)
 	if err != nil {
@@ -238,6 +260,9 @@ func (c *Config) validate() error {
 	}
 	if c.Turn.MaxSteps < 0 {
 		return errors.New("turn.max_steps must not be negative")
+	}
+	if p := c.Compaction; p.ContextWindow < 0 || p.KeepTurns < 0 || p.Threshold < 0 || p.Threshold > 1 {
+		return errors.New("compaction: context_window and keep_turns must not be negative, threshold is a fraction from 0 to 1 (e.g. 0.8)")
 	}
 	return nil
 }

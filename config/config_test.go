@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -281,4 +282,45 @@ func TestDurationText(t *testing.T) {
 			t.Errorf("round trip of %q = %q, want %q", tt.in, b, tt.out)
 		}
 	}
+}
+
+// TestLoadCaseVariants: a table or key that matches hush's name only when
+// case is ignored is an error naming both spellings — it made one file mean
+// two things (which backend, so which secrets exist, flipped between runs).
+func TestLoadCaseVariants(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, toml, want string }{
+		{"table and key beside the real table", "[vauLt]\nBackend = \"envfile\"\n[vault]\nbackend = \"keyring\"\n",
+			"vauLt is not vault: TOML names are case-sensitive, so hush reads only vault; rename it"},
+		{"key", "[vault]\nBackend = \"keyring\"\n", "vault.Backend is not vault.backend: TOML names are case-sensitive, so hush reads only vault.backend; rename it"},
+		{"key in a map value", "[tools.bash]\nInherit = \"none\"\n", "tools.bash.Inherit is not tools.bash.inherit: TOML names are case-sensitive, so hush reads only tools.bash.inherit; rename it"},
+		{"key in an array of tables", "[[rules]]\nGate = \"tool.run:*\"\ndecision = \"allow\"\n", "rules[0].Gate is not rules[0].gate: TOML names are case-sensitive, so hush reads only rules[0].gate; rename it"},
+		{"dotted key", "Model.provider = \"openai\"\n", "Model is not model: TOML names are case-sensitive, so hush reads only model; rename it"},
+	} {
+		path := writeConfig(t, c.toml)
+		for i := 0; i < 20; i++ { // one meaning: the same answer every run
+			_, err := config.Load(path)
+			want := "invalid config: " + path + ": " + c.want
+			if err == nil || err.Error() != want || !errors.Is(err, config.ErrConfig) {
+				t.Fatalf("%s: Load = %v\nwant %s", c.name, err, want)
+			}
+		}
+	}
+	// Names the user chooses keep their case: two tools, two servers.
+	cfg, err := config.Load(writeConfig(t, "[tools.Bash]\ninherit = \"none\"\n[tools.bash]\ninherit = \"all\"\n[tools.bash.set]\nMyVar = \"x\"\n[vault]\nbackend = \"keyring\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Tools["Bash"].Inherit != "none" || cfg.Tools["bash"].Inherit != "all" || cfg.Tools["bash"].Set["MyVar"] != "x" || cfg.Vault.Backend != "keyring" {
+		t.Errorf("cfg = %+v", cfg)
+	}
+}
+
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), config.FileName)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -2,11 +2,12 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/joho/godotenv"
 )
 
@@ -19,7 +20,7 @@ var ErrMalformedDotEnv = errors.New("malformed .env file")
 // that names the file and the line; the parser's own message is dropped
 // because it quotes the text near the fault, which may be a secret value.
 func LoadDotEnv(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.DotEnvLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
 	}

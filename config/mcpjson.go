@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // MCPFileName is the file beside config.toml holding MCP servers in the
@@ -175,7 +177,7 @@ func jsonErr(err error) error {
 // LoadMCPJSON reads hush's mcp.json; a missing file holds no servers.
 // Unlike a paste, the file must be well-formed and every server runnable.
 func LoadMCPJSON(path string) (map[string]MCPServer, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -214,7 +216,7 @@ func LoadMCPJSON(path string) (map[string]MCPServer, error) {
 func AddMCPServers(path string, servers map[string]MCPServer) error {
 	top := map[string]json.RawMessage{}
 	entries := map[string]json.RawMessage{}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -57,14 +59,15 @@ func RealDir(dir string) string {
 func LoadProject(dir string) (*Project, error) {
 	dir = RealDir(dir)
 	path := filepath.Join(dir, ProjectFile)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	cfg, err := Load(path)
+	// The bytes hashed for trust are the bytes parsed.
+	cfg, err := Parse(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +98,7 @@ func NewTrustStore(configDir string) TrustStore {
 // Read returns the record; a missing file is an empty one.
 func (s TrustStore) Read() (TrustRecord, error) {
 	rec := TrustRecord{Projects: map[string]TrustEntry{}}
-	data, err := os.ReadFile(s.Path)
+	data, err := userfile.Read(context.Background(), s.Path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, nil
 	}

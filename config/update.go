@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // Setting is one string key of a top-level table of config.toml.
@@ -33,7 +35,7 @@ type Setting struct {
 // inline tables), the document is re-encoded instead — every setting kept,
 // comments lost — and rewritten reports true.
 func UpdateConfig(path string, settings ...Setting) (rewritten bool, err error) {
-	old, err := os.ReadFile(path)
+	old, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -84,13 +86,9 @@ func applyChanges(doc map[string]any, settings []Setting) map[string]any {
 			}
 			t, copied[st.Table] = c, true
 		}
-		// config.Load matches keys to fields ignoring case, so "Backend"
-		// is the same setting as "backend".
-		for k := range t {
-			if strings.EqualFold(k, st.Key) {
-				delete(t, k)
-			}
-		}
+		// Names match exactly: config.Load refuses a case variant (a
+		// file that says "Backend" is an error, not a second setting).
+		delete(t, st.Key)
 		if st.Value != "" {
 			t[st.Key] = st.Value
 		}
@@ -263,7 +261,13 @@ func headerName(l line) (name string, isHeader bool) {
 	if end < 0 {
 		return "", true
 	}
-	return strings.TrimSpace(t[1:end]), true
+	name = strings.TrimSpace(t[1:end])
+	// ["vault"] and ['vault'] open [vault]: the existing table is edited
+	// in place rather than a second one appended.
+	if len(name) >= 2 && (name[0] == '"' || name[0] == '\'') && name[len(name)-1] == name[0] && !strings.ContainsAny(name[1:len(name)-1], "\"'\\.") {
+		name = name[1 : len(name)-1]
+	}
+	return name, true
 }
 
 // keyOf returns the key an entry line starts with, unquoted.
@@ -339,11 +343,6 @@ func editTables(data []byte, settings []Setting) []byte {
 		var body []line
 		for i := start + 1; i < end; i++ {
 			k := keyOf(lines[i])
-			for asked := range kv {
-				if strings.EqualFold(k, asked) {
-					k = asked // the same setting to config.Load
-				}
-			}
 			v, asked := kv[k]
 			if k == "" || !asked {
 				body = append(body, lines[i])

@@ -186,7 +186,7 @@ func FuzzUpdateConfig(f *testing.F) {
 		"model.provider = \"openai\"\n", "[model] # x\nmodel = 'a' # y\n[vault]\nbackend = \"envfile\"\n",
 		"[[rules]]\ngate = \"tool.run:*\"\ndecision = \"ask\"\n[model]\napi_key = '''\n${A}'''\n",
 		"[tools.bash]\ninclude = [\n \"A\", # ]\n]\n[model]\nbase_url = \"x\"",
-		"[vault]\nBackend=\"envfile\"", // config.Load ignores the case of keys
+		"[vault]\nBackend=\"envfile\"", // a case variant: config.Load refuses it
 	} {
 		f.Add(s, "http://127.0.0.1:8080/v1")
 	}
@@ -222,4 +222,38 @@ func FuzzUpdateConfig(f *testing.F) {
 			t.Fatalf("the result says %+v %+v", cfg.Model, cfg.Vault)
 		}
 	})
+}
+
+// TestUpdateConfigOneTable: setup edits the table the file already has —
+// also when its header is quoted — instead of appending a second one beside
+// it; a case variant of a table (which made one file mean two things) is
+// refused, naming both spellings, and the file is left as it was.
+func TestUpdateConfigOneTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, config.FileName)
+	before := "# mine\n[\"vault\"]\nbackend = \"envfile\" # was\n"
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rewritten, err := config.UpdateConfig(path, config.Setting{Table: "vault", Key: "backend", Value: "keyring"})
+	if err != nil || rewritten {
+		t.Fatalf("UpdateConfig = %v, %v", rewritten, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "# mine\n[\"vault\"]\nbackend = \"keyring\"\n" {
+		t.Errorf("file:\n%s", got)
+	}
+
+	variant := "[vauLt]\nBackend = \"envfile\"\n"
+	if err := os.WriteFile(path, []byte(variant), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.UpdateConfig(path, config.Setting{Table: "vault", Key: "backend", Value: "keyring"})
+	want := "invalid config: " + path + ": vauLt is not vault: TOML names are case-sensitive, so hush reads only vault; rename it (fix it, then run this again; nothing was changed)"
+	if err == nil || err.Error() != want {
+		t.Errorf("UpdateConfig on a case variant: %v\nwant %s", err, want)
+	}
+	if got, _ := os.ReadFile(path); string(got) != variant {
+		t.Errorf("the file changed:\n%s", got)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 )
 
@@ -45,9 +45,13 @@ type Agent struct {
 	Audit    *auditlog.Log
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
+	// Scrub is the session's secret snapshots, shared with its background
+	// processes and MCP servers. The agent takes one per turn, so a secret
+	// stored mid-session is scrubbed from the next turn on. When nil, the
+	// agent makes its own from Secrets and SecretsVersion at its first turn.
+	Scrub *SecretCache
 	// Secrets returns every secret (name → value) for the redactor and the
-	// env builder's classification. It is called once per turn so a secret
-	// stored mid-session is scrubbed from the next turn on.
+	// env builder's classification; used only when Scrub is nil.
 	Secrets func() (map[string]string, error)
 	// SecretsVersion, if set, returns a number that changes whenever
 	// Secrets' answer may have changed (vault.Layered.Version). While it
@@ -66,10 +70,15 @@ type Agent struct {
 	// JSON line, redacted.
 	Transcript io.Writer
 	Session    string
+	// PriorTurns is the highest turn number a resumed session already has;
+	// this agent's turns are numbered after it.
+	PriorTurns int
 	System     string
 	// UnsafeNoRedaction passes tool output through unscrubbed. It exists
 	// only so `hush audit`'s tests can prove redaction is load-bearing.
 	UnsafeNoRedaction bool
+	// Compaction says when the conversation is compacted (see Compact).
+	Compaction CompactPolicy
 	// MaxSteps bounds model calls in one turn (default 25).
 	MaxSteps int
 	// OutputHead and OutputTail bound what the model sees of one tool
@@ -78,30 +87,37 @@ type Agent struct {
 
 	mu           sync.Mutex
 	turns        int
-	ambientNames []string   // tools.SortedNames(Ambient), made at the first turn
-	scrub        scrubCache // this turn's redactor, reused while the vault is unchanged
+	ambientNames []string     // tools.SortedNames(Ambient), made at the first turn
+	scrub        *SecretCache // Scrub, or the agent's own
+}
+
+// SwitchSession makes the agent continue session id, writing to transcript
+// and numbering turns after priorTurns; it returns the transcript it wrote
+// before. It must not be called during a turn.
+func (a *Agent) SwitchSession(id string, transcript io.Writer, priorTurns int) io.Writer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.Transcript
+	a.Session, a.Transcript, a.PriorTurns, a.turns = id, transcript, priorTurns, 0
+	return old
 }
 
 // scrubbers returns the redactor and secret set for this turn's vault.
 func (a *Agent) scrubbers() (*redact.Redactor, *tools.SecretSet, error) {
-	var version uint64
-	versioned := false
-	if a.SecretsVersion != nil {
-		// Asked before Secrets: a change between the two is then seen as a
-		// new version on the next turn, never hidden behind this one.
-		if v, err := a.SecretsVersion(); err == nil {
-			version, versioned = v, true
-			if red, secrets, ok := a.scrub.at(version); ok {
-				return red, secrets, nil
-			}
+	a.mu.Lock()
+	if a.scrub == nil {
+		a.scrub = a.Scrub
+		if a.scrub == nil && a.Secrets != nil {
+			a.scrub = NewSecretCache(a.Secrets, a.SecretsVersion)
 		}
 	}
-	all, err := a.Secrets()
+	c := a.scrub
+	a.mu.Unlock()
+	snap, err := c.Current()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the vault: %w", err)
 	}
-	red, secrets := a.scrub.get(all, version, versioned)
-	return red, secrets, nil
+	return snap.Redactor, snap.Secrets, nil
 }
 
 // ErrMaxSteps ends a turn whose model kept calling tools.
@@ -122,6 +138,9 @@ func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt str
 // result still holds the messages added so far.
 func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt string) (TurnResult, error) {
 	a.mu.Lock()
+	if a.turns < a.PriorTurns {
+		a.turns = a.PriorTurns
+	}
 	a.turns++
 	turn := a.turns
 	if a.ambientNames == nil {
@@ -130,7 +149,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	ambientNames := a.ambientNames
 	a.mu.Unlock()
 
-	var res TurnResult
+	res := TurnResult{Turn: turn}
 	red, secrets, err := a.scrubbers()
 	if err != nil {
 		return res, err
@@ -149,7 +168,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	add := func(m provider.Message) {
 		msgs = append(msgs, m)
 		res.Messages = append(res.Messages, m)
-		a.writeTranscript(m)
+		a.writeTranscript(turn, m)
 	}
 	add(provider.Message{Role: provider.RoleUser, Text: prompt})
 
@@ -184,6 +203,10 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Usage.InputTokens += resp.Usage.InputTokens
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
 		res.Usage.CachedTokens += resp.Usage.CachedTokens
+		res.Context = resp.Usage.InputTokens + resp.Usage.OutputTokens
+		if a.Provider.Name() == "anthropic" {
+			res.Context += resp.Usage.CachedTokens // reported apart from input_tokens
+		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
 		for i, c := range resp.ToolCalls {
 			c.Args = json.RawMessage(red.String(string(c.Args)))
@@ -312,7 +335,7 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 		Dir:          a.Dir,
 		Ambient:      a.Ambient,
 		AmbientNames: ambientNames,
-		Vault:        gatedVault{ctx: ctx, gate: gate, vault: a.Vault, subject: name, turn: turn},
+		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
 		Secrets:      secrets,
 		Output:       out,
 	}
@@ -350,38 +373,13 @@ func (a *Agent) toolNames() []string {
 	return names
 }
 
-// TranscriptEntry is one line of the transcript file.
-type TranscriptEntry struct {
-	Session    string              `json:"session,omitempty"`
-	Role       provider.Role       `json:"role"`
-	Text       string              `json:"text,omitempty"`
-	ToolCalls  []provider.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string              `json:"tool_call_id,omitempty"`
-	IsError    bool                `json:"is_error,omitempty"`
-}
-
-func (a *Agent) writeTranscript(m provider.Message) {
+func (a *Agent) writeTranscript(turn int, m provider.Message) {
 	if a.Transcript == nil {
 		return
 	}
-	line, err := json.Marshal(TranscriptEntry{Session: a.Session, Role: m.Role, Text: m.Text, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, IsError: m.IsError})
-	if err != nil {
-		return
-	}
-	_, _ = a.Transcript.Write(append(line, '\n'))
-}
-
-func newRedactor(all map[string]string) *redact.Redactor {
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	s := make([]redact.Secret, 0, len(names))
-	for _, n := range names {
-		s = append(s, redact.Secret{Name: n, Value: all[n]})
-	}
-	return redact.New(s)
+	// One write per entry, to a file opened O_APPEND: a crash leaves every
+	// earlier entry whole (see executor/transcript).
+	_, _ = a.Transcript.Write(transcript.Line(transcript.MessageEntry(a.Session, turn, m)))
 }
 
 type textSink struct{ ev Events }

@@ -51,6 +51,8 @@ type ToolFinish struct {
 
 // TurnResult is what one turn produced.
 type TurnResult struct {
+	// Turn is the turn's number in the session.
+	Turn int
 	// Messages are the turn's new messages (to append to history).
 	Messages []provider.Message
 	// Final is the model's last text, redacted.
@@ -61,6 +63,9 @@ type TurnResult struct {
 	Denied []string
 	// Steps counts model calls.
 	Steps int
+	// Context is the size of the conversation at the last model call, in
+	// tokens as the provider reported them (0 when it reported none).
+	Context int64
 }
 
 // denials collects the gate ids denied during one turn.

@@ -151,24 +151,3 @@ func (r *Registry) List() []Tool {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
 }
-
-// gatedVault is the vault a tool sees.
-type gatedVault struct {
-	ctx     context.Context
-	gate    Gate
-	vault   SecretReader
-	subject string
-	turn    int
-}
-
-func (g gatedVault) Get(name string) (string, error) {
-	req := Request{GateID: GateVaultRead + name, Subject: g.subject, Turn: g.turn}
-	v, err := g.gate.Decide(g.ctx, req)
-	if err != nil {
-		return "", err
-	}
-	if v.Decision != Allow {
-		return "", fmt.Errorf("%w: %s", ErrDenied, v.Message)
-	}
-	return g.vault.Get(name)
-}

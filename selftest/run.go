@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,7 +70,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	defer os.RemoveAll(root)
 	c := newCanaries()
-	paths := []string{PathBash, PathBackground, PathMCP}
+	paths := []string{PathBash, PathBackground, PathMCP, PathFiles}
 	_, dockerConfigured := o.User.Tools[PathDocker]
 	if o.Docker && dockerConfigured {
 		paths = append(paths, PathDocker)
@@ -96,13 +95,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{}
 	for _, p := range paths {
 		row := Row{Path: p, Cells: main.cells(p, c)}
-		if lowered != nil && p != PathDocker {
+		if lowered != nil && p != PathDocker && p != PathFiles {
 			// Root reads every process's memory; the memory check that
 			// means something is the unprivileged run's.
 			low := lowered.cells(p, c)
 			row.Cells[VecMem] = low[VecMem]
 			row.Cells[VecEnviron] = worst(row.Cells[VecEnviron], low[VecEnviron])
-		} else if os.Geteuid() == 0 && p != PathDocker {
+		} else if os.Geteuid() == 0 && p != PathDocker && p != PathFiles {
 			row.Cells[VecMem] = skip("running as root, which can read any process's memory")
 		}
 		if p == PathDocker {
@@ -249,12 +248,17 @@ func pathOf(tool string) string {
 		return PathDocker
 	case strings.HasPrefix(tool, "mcp"):
 		return PathMCP
+	case isFileTool(tool):
+		return PathFiles
 	}
 	return tool
 }
 
 // cells checks one path's vectors.
 func (r *runResult) cells(p string, c canaries) map[string]Cell {
+	if p == PathFiles {
+		return r.fileCells(c)
+	}
 	cells := map[string]Cell{}
 	output := strings.Join(r.results[p], "\n")
 	probes := ParseProbeLines(output)
@@ -317,7 +321,7 @@ func checkHex(c canaries, field string, allowed ...string) Cell {
 	if strings.HasPrefix(field, "!") {
 		return Cell{Status: "pass", Detail: "not readable: " + shortErr(field[1:])}
 	}
-	raw, err := hex.DecodeString(field)
+	raw, err := decodeRaw(field)
 	if err != nil {
 		return Cell{Status: "FAIL", Detail: "the probe's report did not decode"}
 	}

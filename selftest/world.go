@@ -51,6 +51,11 @@ func build(dir, bin string, c canaries, o Options, paths []string) (*world, erro
 			return nil, err
 		}
 	}
+	if contains(paths, PathFiles) {
+		if err := plantFileTargets(w, c); err != nil {
+			return nil, err
+		}
+	}
 	cfg := testConfig(o.User, c, paths, bin, filepath.Join(w.configDir, "turn.json"))
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
@@ -59,7 +64,7 @@ func build(dir, bin string, c canaries, o Options, paths []string) (*world, erro
 	if err := os.WriteFile(filepath.Join(w.configDir, config.FileName), buf.Bytes(), 0o600); err != nil {
 		return nil, err
 	}
-	replay, err := replayFile(paths, bin)
+	replay, err := replayFile(paths, bin, w.dataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +135,7 @@ func testConfig(user config.Config, c canaries, paths []string, bin, replay stri
 func tag(path string) string { return ": hush-audit-path=" + path + "; " }
 
 // replayFile scripts the model's side of the audit turn.
-func replayFile(paths []string, bin string) ([]byte, error) {
+func replayFile(paths []string, bin, dataDir string) ([]byte, error) {
 	probe := fmt.Sprintf("%q __probe --agent $PPID --file .env --granted-var %s", bin, grantedVar)
 	grant := map[string]string{grantedVar: "${" + grantedName + "}"}
 	type call struct {
@@ -160,11 +165,16 @@ func replayFile(paths []string, bin string) ([]byte, error) {
 		add("Reading the background probe.", call{"background", map[string]any{"action": "output", "id": "bg1", "offset": 0}})
 	}
 	if contains(paths, PathDocker) {
-		hexOf := func(cmd string) string { return "$( (" + cmd + ") 2>&1 | od -An -tx1 -v | tr -d ' \\n')" }
+		hexOf := func(cmd string) string { return "$( (" + cmd + ") 2>&1 | " + shellEncode + ")" }
 		script := tag(PathDocker) + `printf '` + probeMarker + `{"uid":%s,"env":"%s","files":{"/app/.env":"%s"},"granted":"%s"}\n' ` +
 			`"$(id -u)" "` + hexOf("env") + `" "` + hexOf("cat /app/.env") + `" "$(printf %s "$` + grantedVar + `" | sha256sum | cut -d' ' -f1)"` +
 			`; env; cat /app/.env; ls -la /app`
 		add("Probing from a container.", call{"dockerbash", map[string]any{"script": script, "env": grant}})
+	}
+	if contains(paths, PathFiles) {
+		for _, fc := range fileToolCalls(dataDir) {
+			add("Reading through the file tools.", call{fc.name, fc.args})
+		}
 	}
 	steps = append(steps, stepT{Text: "Audit turn finished."})
 	return json.MarshalIndent(map[string]any{"model": "hush-audit", "steps": steps}, "", "  ")

@@ -102,7 +102,7 @@ func TestAuditPassesOnACleanConfiguration(t *testing.T) {
 	if code != 0 || len(rep.red()) != 0 {
 		t.Fatalf("exit %d, red cells %v, verdict %q", code, rep.red(), rep.Verdict)
 	}
-	want := []string{"bash", "background", "mcp"}
+	want := []string{"bash", "background", "mcp", "read/grep"}
 	if docker {
 		want = append(want, "dockerbash")
 	}
@@ -142,7 +142,9 @@ func TestAuditFaultsTurnTheirCellsRed(t *testing.T) {
 		{"a tool that puts a value in argv", "[unsafe]\nsecrets_in_argv = true\n", false,
 			[]string{"bash/cmdlines=LEAK"}},
 		{"a disabled redactor", "[unsafe]\nno_redaction = true\n", false,
-			[]string{"background/transcript=LEAK", "bash/output=LEAK", "bash/transcript=LEAK", "mcp/transcript=LEAK"}},
+			// The transcript is one file: every row's transcript cell sees
+			// the bash row's unredacted output in it.
+			[]string{"background/transcript=LEAK", "bash/output=LEAK", "bash/transcript=LEAK", "mcp/transcript=LEAK", "read/grep/transcript=LEAK"}},
 		{"a mount without the .env mask", "[unsafe]\nno_mount_mask = true\n", true,
 			[]string{"dockerbash/files=LEAK"}},
 	}

@@ -47,10 +47,22 @@ type fakeModel struct {
 	mu     sync.Mutex
 	bodies []string
 	auth   []string
+	// stepFor, if set, picks the response by the latest user prompt and
+	// the number of model answers after it, so a resumed session gets the
+	// step its new turn needs.
+	stepFor func(prompt string, answers int) (step, bool)
 }
 
 func newFakeModel(t *testing.T, steps ...step) *fakeModel {
 	f := &fakeModel{t: t, steps: steps}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// newRoutedModel is a fake model whose responses stepFor picks.
+func newRoutedModel(t *testing.T, stepFor func(prompt string, answers int) (step, bool)) *fakeModel {
+	f := &fakeModel{t: t, stepFor: stepFor}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -83,7 +95,8 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	var req struct {
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 		Stream bool `json:"stream"`
 	}
@@ -100,6 +113,22 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	s := step{text: "(the fake model has nothing more to say)"}
 	if n < len(f.steps) {
 		s = f.steps[n]
+	}
+	if f.stepFor != nil {
+		// Keyed by the latest user message and the model's answers since.
+		prompt, k := "", 0
+		for _, m := range req.Messages {
+			switch m.Role {
+			case "user":
+				prompt, k = "", 0
+				_ = json.Unmarshal(m.Content, &prompt)
+			case "assistant":
+				k++
+			}
+		}
+		if st, ok := f.stepFor(prompt, k); ok {
+			s = st
+		}
 	}
 	if s.hang {
 		<-r.Context().Done()

@@ -2,9 +2,14 @@ package tests
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,5 +68,69 @@ func TestVersionAsksTheTerminalNothing(t *testing.T) {
 				t.Errorf("hush --version took %v under a terminal that never answers; want < 100 ms", took)
 			}
 		}
+	}
+}
+
+// runHushWithin runs hush with a deadline; it fails the test if hush is
+// still running after d.
+func runHushWithin(t *testing.T, w *world, d time.Duration, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hushBin, args...)
+	cmd.Env = w.env
+	cmd.Dir = w.project
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hush %s still ran after %v; output:\n%s", strings.Join(args, " "), d, out)
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// TestHostileDotEnvEndsInASentence: a project .env that is a symlink to
+// /dev/zero (which grew hush to 11.7 GB) or a named pipe (which hung it)
+// is refused at once, in one sentence; a regular .env still loads.
+func TestHostileDotEnvEndsInASentence(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		plant      func(path string) error
+	}{
+		{"symlink to /dev/zero", "it is a symlink to /dev/zero, which is a character device; hush reads only regular files",
+			func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"named pipe", "it is a named pipe (FIFO); hush reads only regular files",
+			func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			dotEnv := filepath.Join(w.project, ".env")
+			if err := os.Remove(dotEnv); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.plant(dotEnv); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"vault", "list"}, {"run", "--provider", "replay", "hello"}} {
+				out, code := runHushWithin(t, w, time.Second, args...)
+				if code == 0 || !strings.Contains(out, "read "+dotEnv+": "+c.want) || strings.Contains(out, "goroutine") {
+					t.Errorf("hush %s: exit %d, output:\n%s\nwant one sentence saying %q", strings.Join(args, " "), code, out, c.want)
+				}
+				if n := strings.Count(strings.TrimSpace(out), "\n"); n > 0 {
+					t.Errorf("hush %s printed %d lines, want one sentence:\n%s", strings.Join(args, " "), n+1, out)
+				}
+			}
+		})
+	}
+	// Positive control: the world's regular .env is read.
+	w := newWorld(t)
+	out, code := runHushWithin(t, w, 5*time.Second, "vault", "list")
+	if code != 0 || !strings.Contains(out, "DOTENV_CANARY") {
+		t.Errorf("vault list with a regular .env: exit %d\n%s", code, out)
 	}
 }

@@ -2,32 +2,31 @@
 
 package tools
 
-// The sandbox init: the few steps between the kernel's clone and the tool's
-// exec that clone flags cannot do, written in C and run before the Go
-// runtime exists.
+// The sandbox init: the steps between hush's fork and the tool's exec, in C,
+// run before the Go runtime exists.
 //
 // The spawn layer (sandbox_linux.go) starts every sandboxed child as
 // /proc/self/exe — hush itself, or the test binary — with argv[0]
-// sandboxInitArg0, in new user, PID and mount namespaces (and a network
-// namespace when the tool's network is off), as root of the new user
-// namespace. This constructor, of higher priority than any other, sees that
-// argv[0], and never returns to the Go runtime: it reads the plan from fd 3,
-// hides each masked path, mounts a /proc of the new PID namespace, locks
-// every mount by entering a second user namespace in which the tool runs as
-// the user it really is, sets no_new_privs and a Landlock scope, forks the
-// tool and execs it, and then stays as the namespace's init: it forwards
-// termination signals, reaps orphans, and exits with the tool's status —
-// which kills everything left in the namespace (a `setsid sleep &` too).
+// sandboxInitArg0 and the plan on fd 3. This constructor, of higher
+// priority than any other, sees that argv[0] and never returns to the Go
+// runtime. It unshares new user, mount and PID namespaces (and network,
+// when the tool's network is off) with the user mapped to itself, hides each masked
+// path, brings up lo, drops root's capabilities to Docker's default set,
+// sets no_new_privs and a Landlock scope, and forks the namespace's init,
+// which mounts the namespace's /proc, forks and execs the tool, reaps
+// orphans and exits with the tool's status — which kills everything left
+// in the namespace (a `setsid sleep &` too). This process waits outside
+// the PID namespace and exits with the same status.
 //
-// It runs in C because a Go runtime costs milliseconds to start and a tool
-// call's budget is a fraction of that; one exec of hush that never reaches
-// Go costs about as much as the bash it runs (figures in scripts/bench).
+// Why not clone flags on os/exec: with CLONE_NEWUSER Go forks hush's
+// whole address space instead of vfork'ing, and the mounts need code in
+// the child anyway. Why C: a Go runtime costs milliseconds to start, and
+// a tool call's budget is a fraction of that. Figures in scripts/bench.
 //
 // The plan on fd 3 is NUL-separated: the magic, a flags word, then one
 // "F<path>" (bind an empty read-only file over it) or "D<path>" (an empty
-// read-only tmpfs over it) per mask. Flags: P mount /proc; N bring up lo;
-// u<uid>/g<gid> the ids the tool runs as; R map all ids (hush is root);
-// T probe: stop before the fork and exit 0.
+// read-only tmpfs over it) per mask. Flags: N a network namespace with
+// only lo; T probe: stop once the namespace's /proc is mounted, exit 0.
 
 /*
 #define _GNU_SOURCE
@@ -175,9 +174,25 @@ static void hush_sb_drop_caps(void) {
 	}
 }
 
-static void hush_sb_forward(int sig) {
-	// To every process of the namespace but this one.
-	kill(-1, sig);
+
+static void hush_sb_noop(int sig) { (void)sig; }
+
+// hush_sb_wait waits for pid and exits with its status; other children
+// (orphans of the namespace, for its init) are reaped on the way.
+static void hush_sb_wait(pid_t pid) {
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			_exit(HUSH_SB_FAIL);
+		}
+		if (w == pid) {
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+	}
 }
 
 __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char **argv, char **envp) {
@@ -197,21 +212,46 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	const char *masks = flags + strlen(flags) + 1;
 	const char *end = plan + len;
-	int proc = 0, net = 0, all = 0, probe = 0;
-	long uid = -1, gid = -1;
+	int net = 0, probe = 0;
 	for (const char *f = flags; *f; f++) {
 		switch (*f) {
-		case 'P': proc = 1; break;
 		case 'N': net = 1; break;
-		case 'R': all = 1; break;
 		case 'T': probe = 1; break;
-		case 'u': uid = strtol(f + 1, (char **)&f, 10); f--; break;
-		case 'g': gid = strtol(f + 1, (char **)&f, 10); f--; break;
 		}
 	}
 	if (!probe && argc < 3) {
 		errno = EINVAL;
 		hush_sb_die("no program to run", NULL);
+	}
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int root = uid == 0;
+	// New user, mount and PID namespaces (and network, when the tool's
+	// network is off), the user mapped to itself and no other id. The
+	// creator of a user namespace holds every capability in it until it
+	// execs, so this init may mount without being root there; the tool,
+	// which execs as the user it is, holds none (root keeps Docker's
+	// default set, below). The PID namespace takes effect for the
+	// children: the first is its init.
+	//
+	// Root is mapped alone too: a map of every id needs a helper process
+	// in the parent namespace, and that hand-off cost a tool call more
+	// than all the rest of the sandbox on a busy machine. So a root tool
+	// cannot override the permissions of files other users own.
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (net ? CLONE_NEWNET : 0)) != 0) {
+		hush_sb_die("create the namespaces", NULL);
+	}
+	char map[64];
+	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
+	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
+		hush_sb_die("write", "uid_map");
+	}
+	if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
+		hush_sb_die("write", "setgroups");
+	}
+	snprintf(map, sizeof map, "%ld %ld 1\n", (long)gid, (long)gid);
+	if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
+		hush_sb_die("write", "gid_map");
 	}
 	// Nothing mounted here may reach the parent's namespace.
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
@@ -251,9 +291,6 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (umount2("/proc", MNT_DETACH) != 0) {
 		hush_sb_die("unmount the empty file's tmpfs", NULL);
 	}
-	if (proc && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-		hush_sb_die("mount /proc for the new PID namespace", NULL);
-	}
 	if (net) {
 		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		struct ifreq ifr;
@@ -268,38 +305,17 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 		}
 		close(s);
 	}
-	if (all) {
+	if (root) {
 		// Root: the tool stays root of this namespace, with root's file
 		// access, but only Docker's default capabilities — no
 		// CAP_SYS_ADMIN to unmount a mask, no CAP_SYS_PTRACE — and
 		// those only over this namespace. A user namespace it makes
 		// itself gets all capabilities, but there every mount is locked.
 		hush_sb_drop_caps();
-	} else {
-		// Lock: a second user and mount namespace. Mounts copied into a
-		// mount namespace of a less privileged user namespace are locked
-		// to what they cover. The tool runs as the user hush runs as (or
-		// was told to run as), with no capability.
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-			hush_sb_die("enter the locking user namespace", NULL);
-		}
-		char map[64];
-		snprintf(map, sizeof map, "%ld 0 1\n", uid);
-		if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
-			hush_sb_die("write", "uid_map");
-		}
-		if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
-			hush_sb_die("write", "setgroups");
-		}
-		snprintf(map, sizeof map, "%ld 0 1\n", gid);
-		if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
-			hush_sb_die("write", "gid_map");
-		}
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		hush_sb_die("set no_new_privs", NULL);
 	}
-	// No tool may ptrace this init, which holds the unlocked namespace.
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	// Landlock scope (ABI 6): no connecting to an abstract unix socket made
 	// outside the sandbox (a session bus at an abstract address) and no
@@ -313,50 +329,49 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 		}
 		close(lfd);
 	}
-	if (probe) {
-		_exit(0);
-	}
-
+	// This process stays outside the PID namespace and waits for its init.
+	// hush's SIGTERM reaches the tool directly (it is in this process
+	// group); here it must not end the wait, so it gets a handler that
+	// does nothing — which exec resets, unlike SIG_IGN.
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = hush_sb_forward;
+	sa.sa_handler = hush_sb_noop;
 	sigemptyset(&sa.sa_mask);
-	const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
-	for (int i = 0; fwd[i]; i++) {
-		sigaction(fwd[i], &sa, NULL);
+	const int quiet[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0};
+	for (int i = 0; quiet[i]; i++) {
+		sigaction(quiet[i], &sa, NULL);
 	}
-	pid_t child = fork();
-	if (child < 0) {
-		hush_sb_die("fork the tool", NULL);
+	pid_t nsinit = fork();
+	if (nsinit < 0) {
+		hush_sb_die("fork the namespace's init", NULL);
 	}
-	if (child == 0) {
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGUSR1, SIG_DFL);
-		signal(SIGUSR2, SIG_DFL);
+	if (nsinit == 0) {
+		// PID 1 of the namespace. It dies with the process above (which
+		// dies with hush), and the namespace dies with it.
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		execve(argv[1], argv + 2, envp);
-		int e = errno;
-		hush_sb_die("run", argv[1]);
-		_exit(e == ENOENT ? 127 : 126);
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+			hush_sb_die("mount /proc for the new PID namespace", NULL);
+		}
+		if (probe) {
+			_exit(0);
+		}
+		pid_t tool = fork();
+		if (tool < 0) {
+			hush_sb_die("fork the tool", NULL);
+		}
+		if (tool == 0) {
+			for (int i = 0; quiet[i]; i++) {
+				signal(quiet[i], SIG_DFL);
+			}
+			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+			execve(argv[1], argv + 2, envp);
+			hush_sb_die("run", argv[1]);
+		}
+		// Leaving, once the tool has, kills what is left in the namespace.
+		hush_sb_wait(tool);
 	}
 	free(plan);
-	for (;;) {
-		int st;
-		pid_t w = waitpid(-1, &st, 0);
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			_exit(HUSH_SB_FAIL);
-		}
-		if (w == child) {
-			// Leaving kills what is left in the namespace.
-			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-		}
-	}
+	hush_sb_wait(nsinit);
 }
 */
 import "C"

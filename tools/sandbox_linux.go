@@ -5,23 +5,17 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// The host sandbox, Linux: the kernel's namespaces from clone flags, and a
-// small init in C (sandbox_init_linux.go) for what clone flags cannot do —
-// the mounts, the lock, and staying as the namespace's init.
-//
-// Each sandboxed child is started as /proc/self/exe with argv[0]
-// sandboxInitArg0, cloned into new user, PID and mount namespaces (and a
-// network namespace when its network is off), as root of the new user
-// namespace: the user hush runs as (or Spec.Credential's) mapped to 0, so
-// the init may mount. Its Pdeathsig makes the kernel kill it when hush
-// dies, and the namespace dies with its init.
+// The host sandbox, Linux: the kernel's namespaces, set up by a small init
+// in C (sandbox_init_linux.go) that hush's own binary runs before its Go
+// runtime would start. Go starts it like any child (vfork and exec, a new
+// session, Pdeathsig, Spec.Credential), so the sandbox costs one exec of
+// hush and two forks inside it, not a fork of hush's whole address space.
 
 // sandboxInitArg0 is the argv[0] the C init answers to.
 const sandboxInitArg0 = "hush-sandbox-init"
@@ -45,8 +39,7 @@ func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	attr := cmd.SysProcAttr
-	flags := sandboxFlags(attr, spec.Credential, spec.Sandbox.NoNetwork)
+	flags := sandboxFlags(spec.Sandbox.NoNetwork)
 	plan, err := spec.Sandbox.Masks.planFile(flags, masks)
 	if err != nil {
 		return err
@@ -57,43 +50,12 @@ func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
 	return nil
 }
 
-// sandboxFlags sets the clone flags and id maps on attr and returns the
-// init's flags word.
-func sandboxFlags(attr *syscall.SysProcAttr, cred *syscall.Credential, noNet bool) string {
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
-	flags := "P"
+// sandboxFlags returns the init's flags word.
+func sandboxFlags(noNet bool) string {
 	if noNet {
-		attr.Cloneflags |= syscall.CLONE_NEWNET
-		flags += "N"
+		return "N"
 	}
-	uid, gid := os.Getuid(), os.Getgid()
-	switch {
-	case cred != nil:
-		// Root starting a child as another user: that user is root of the
-		// new namespace (the init may mount), and the child sheds root's
-		// groups (setgroups needs "allow", which root may write).
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(cred.Uid), Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(cred.Gid), Size: 1}}
-		attr.GidMappingsEnableSetgroups = true
-		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0}
-		flags += "u" + strconv.Itoa(int(cred.Uid)) + "g" + strconv.Itoa(int(cred.Gid))
-	case uid == 0:
-		// Root keeps root's file access (a CI job's files may belong to
-		// any uid), and nothing more: its capabilities hold only inside
-		// the namespace, where every mount is locked.
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		attr.GidMappingsEnableSetgroups = true
-		attr.Credential = nil
-		flags += "R"
-	default:
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-		attr.Credential = nil
-		flags += "u" + strconv.Itoa(uid) + "g" + strconv.Itoa(gid)
-	}
-	return flags
+	return ""
 }
 
 // planFile returns a read-only memfd holding the init's plan. Plans rarely
@@ -167,7 +129,7 @@ func probeSandbox() SandboxState {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	flags := sandboxFlags(cmd.SysProcAttr, nil, true) + "T"
+	flags := sandboxFlags(true) + "T"
 	plan, err := (*MaskSet)(nil).planFile(flags, nil)
 	if err != nil {
 		return fail("host tools run without a sandbox: " + err.Error())

@@ -31,7 +31,7 @@ import (
 
 const unprivEnv = "HUSH_SANDBOX_TEST_UNPRIVILEGED"
 
-func canary(t *testing.T) string {
+func canary(t testing.TB) string {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ type world struct {
 	busHits                           *atomic.Int32
 }
 
-func newWorld(t *testing.T, a attacker) world {
+func newWorld(t testing.TB, a attacker) world {
 	t.Helper()
 	root, err := os.MkdirTemp("", "hush-sandbox-*")
 	if err != nil {

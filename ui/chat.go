@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,9 +49,19 @@ type Config struct {
 	Tools func() []ToolInfo
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
+	// Commands are slash commands the session adds (/compact, /resume):
+	// listed by /help, completed on Tab, run like a turn (Ctrl-C cancels).
+	Commands []Command
 	// Intro, if set, is shown under the banner (which instructions were
 	// loaded, say).
 	Intro string
+}
+
+// Command is a slash command the session answers. Run writes what it has
+// to say to out; it may call Chat.Suspend to ask something in a form.
+type Command struct {
+	Name, Args, Help string
+	Run              func(ctx context.Context, arg string, out io.Writer) error
 }
 
 // ToolInfo is one line of /tools.
@@ -278,33 +289,71 @@ type hosted struct {
 	inner executor.Prompter
 }
 
-func (h hosted) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
-	c := h.c
+func (h hosted) Confirm(ctx context.Context, req executor.Request) (choice executor.Choice, err error) {
+	choice = executor.ChoiceDeny
+	serr := h.c.Suspend(func() { choice, err = h.inner.Confirm(ctx, req) })
+	if err == nil {
+		err = serr
+	}
+	return choice, err
+}
+
+// Suspend runs fn with the terminal handed over: the chat's prompt and
+// status line are off the screen and its input reader is paused, so a form
+// fn runs has the terminal to itself. Call it from a turn or a Command,
+// never from inside the chat's own event loop.
+func (c *Chat) Suspend(fn func()) error {
 	if c.prog == nil {
-		return h.inner.Confirm(ctx, req)
+		fn()
+		return nil
 	}
 	c.flushText()
 	// Two round trips: the second Update runs only after the program has
 	// drawn the (empty) view the first one produced.
-	for _, s := range []bool{true, true} {
+	for range 2 {
 		ack := make(chan struct{})
-		c.send(suspendMsg{on: s, ack: ack})
+		c.send(suspendMsg{on: true, ack: ack})
 		select {
 		case <-ack:
 		case <-c.done:
-			return executor.ChoiceDeny, errors.New("the chat has ended")
+			return errors.New("the chat has ended")
 		}
 	}
 	if err := c.prog.ReleaseTerminal(); err != nil {
-		return executor.ChoiceDeny, err
+		return err
 	}
-	choice, err := h.inner.Confirm(ctx, req)
-	rerr := c.prog.RestoreTerminal()
+	fn()
+	err := c.prog.RestoreTerminal()
 	c.send(suspendMsg{on: false})
-	if err == nil {
-		err = rerr
+	return err
+}
+
+// Printer returns a writer whose complete lines go to the scrollback, for
+// notes written during a turn or a Command; Close prints an unfinished
+// last line.
+func (c *Chat) Printer() io.WriteCloser { return &linePrinter{c: c} }
+
+type linePrinter struct {
+	c   *Chat
+	buf []byte
+}
+
+func (l *linePrinter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		l.c.flushText()
+		l.c.print(outbuf.Sanitize(string(l.buf[:i])))
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
 	}
-	return choice, err
+	return len(p), nil
+}
+
+func (l *linePrinter) Close() error {
+	if len(l.buf) > 0 {
+		l.c.print(outbuf.Sanitize(string(l.buf)))
+		l.buf = nil
+	}
+	return nil
 }
 
 // ---- messages ----
@@ -580,6 +629,17 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 	m.histIdx, m.draft = len(m.hist), ""
 	echo := m.c.st.prompt.Render("› ") + strings.ReplaceAll(outbuf.Sanitize(prompt), "\n", "\n  ")
 	if strings.HasPrefix(prompt, "/") && !strings.HasPrefix(prompt, "//") {
+		name, arg, _ := strings.Cut(prompt, " ")
+		for _, sc := range m.c.cfg.Commands {
+			if sc.Name == name && sc.Run != nil {
+				run := sc.Run
+				return m.startTurn(echo, func(ctx context.Context) error {
+					p := m.c.Printer()
+					defer p.Close()
+					return run(ctx, strings.TrimSpace(arg), p)
+				})
+			}
+		}
 		out, quit := m.slash(prompt)
 		if quit {
 			return m, tea.Sequence(tea.Println(echo), tea.Quit)
@@ -587,12 +647,18 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 		return m, tea.Println(echo + "\n" + out + "\n")
 	}
 	prompt = strings.TrimPrefix(prompt, "/") // "//x" sends "/x"
+	return m.startTurn(echo, func(ctx context.Context) error { return m.c.cfg.Turn(ctx, prompt) })
+}
+
+// startTurn runs fn (a turn, or a session command that may call the model)
+// off the event loop, with the spinner and Ctrl-C cancelling it.
+func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.Model, tea.Cmd) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.busy, m.cancel, m.activity = true, cancel, "thinking"
 	m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
 	c := m.c
 	run := func() tea.Msg {
-		err := c.cfg.Turn(ctx, prompt)
+		err := fn(ctx)
 		c.flushText()
 		switch {
 		case ctx.Err() != nil:

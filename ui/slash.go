@@ -24,6 +24,15 @@ var commands = []command{
 	{"/exit", "", "leave hush (also /quit, Ctrl-D)"},
 }
 
+// all is the built-in commands and the session's, in /help order.
+func (m *model) all() []command {
+	out := append([]command(nil), commands[:len(commands)-1]...)
+	for _, c := range m.c.cfg.Commands {
+		out = append(out, command{c.Name, c.Args, c.Help})
+	}
+	return append(out, commands[len(commands)-1])
+}
+
 func lookup(name string) (command, bool) {
 	if name == "/quit" {
 		name = "/exit"
@@ -50,7 +59,7 @@ func (m *model) slash(line string) (out string, quit bool) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("Commands (answered by hush, never sent to the model):\n")
-		for _, c := range commands {
+		for _, c := range m.all() {
 			fmt.Fprintf(&b, "  %-14s %s\n", strings.TrimSpace(c.name+" "+c.args), st.dim.Render(c.help))
 		}
 		b.WriteString("Keys: Enter sends · Alt-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts · Tab completes a command\n")
@@ -121,7 +130,7 @@ func (m *model) slash(line string) (out string, quit bool) {
 func (m *model) complete() (tea.Model, tea.Cmd) {
 	typed := m.ta.Value()
 	var matches []string
-	for _, c := range commands {
+	for _, c := range m.all() {
 		if strings.HasPrefix(c.name, typed) {
 			matches = append(matches, c.name)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/hushcli/hush/config/atomicfile"
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/joho/godotenv"
 )
 
@@ -147,12 +148,29 @@ func (e *EnvFile) Version() (uint64, error) {
 // vault on every turn. It reads until read(2) says end of file, so a
 // network file system's short reads cannot truncate it.
 func readFile(path string, buf []byte) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	// O_NONBLOCK: a named pipe put in the vault's place cannot make the
+	// open wait; fstat then refuses anything but a regular file, and a file
+	// over the limit, before a byte is read (the rules of config/userfile,
+	// kept here on the syscall path).
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, userfile.NotRegular(modeOf(uint32(st.Mode)))
+	}
+	if st.Size > userfile.VaultLimit {
+		return nil, userfile.TooLarge(userfile.VaultLimit)
+	}
 	for {
+		if len(buf) > userfile.VaultLimit {
+			return nil, userfile.TooLarge(userfile.VaultLimit)
+		}
 		if len(buf) == cap(buf) {
 			buf = slices.Grow(buf, max(4096, cap(buf)))
 		}
@@ -167,6 +185,23 @@ func readFile(path string, buf []byte) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// modeOf is the fs.FileMode type bits of a stat(2) mode.
+func modeOf(m uint32) fs.FileMode {
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return fs.ModeDir
+	case syscall.S_IFIFO:
+		return fs.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return fs.ModeSocket
+	case syscall.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // fileStamp is one version of a file as stat(2) reports it. Any change to

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -435,6 +437,30 @@ func TestEnvFileConcurrentSetters(t *testing.T) {
 			if got, want := all[fmt.Sprintf("W%d_%d", w, i)], fmt.Sprintf("v%d-%d", w, i); got != want {
 				t.Errorf("W%d_%d = %q, want %q", w, i, got, want)
 			}
+		}
+	}
+}
+
+// A vault file that is a named pipe or a device is refused at once, in a
+// sentence, rather than read forever.
+func TestEnvFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.env")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.env")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		fifo: "vault: read " + fifo + ": it is a named pipe (FIFO); hush reads only regular files",
+		zero: "vault: read " + zero + ": it is a character device; hush reads only regular files",
+	} {
+		_, err := vault.NewEnvFile(path).Names()
+		if err == nil || err.Error() != want || !errors.Is(err, userfile.ErrNotRegular) {
+			t.Errorf("Names of %s: %v\nwant %s", path, err, want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 )
@@ -167,26 +166,9 @@ func (l *Layered) Version() (uint64, error) {
 // All returns every secret with its effective value, for the redactor and
 // the env builder's value check. Callers must not log or return it.
 func (l *Layered) All() (map[string]string, error) {
-	var stored map[string]string
-	if b, ok := l.Backend.(Bulk); ok {
-		m, err := b.All()
-		if err != nil {
-			return nil, err
-		}
-		stored = m
-	} else {
-		names, err := l.Backend.Names()
-		if err != nil {
-			return nil, err
-		}
-		stored = make(map[string]string, len(names))
-		for _, n := range names {
-			v, err := l.Backend.Get(n)
-			if err != nil {
-				return nil, fmt.Errorf("read secret %s: %w", n, err)
-			}
-			stored[n] = v
-		}
+	stored, err := All(l.Backend)
+	if err != nil {
+		return nil, err
 	}
 	out := stored // the backend's map is ours to change (Bulk)
 	if len(l.DotEnv) > 0 || out == nil {

@@ -136,23 +136,6 @@ func (p *Proxy) Version() (uint64, error) {
 	return p.version, nil
 }
 
-// All forwards to the live backend when it can list everything at once.
-func (p *Proxy) All() (map[string]string, error) {
-	b := p.Backend()
-	if bulk, ok := b.(Bulk); ok {
-		return bulk.All()
-	}
-	names, err := b.Names()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(names))
-	for _, n := range names {
-		v, err := b.Get(n)
-		if err != nil {
-			return nil, err
-		}
-		out[n] = v
-	}
-	return out, nil
-}
+// All forwards to the live backend, in one call when it can list
+// everything at once.
+func (p *Proxy) All() (map[string]string, error) { return All(p.Backend()) }

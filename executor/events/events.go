@@ -5,6 +5,7 @@
 // types, in the order a run emits them:
 //
 //	session.started  session_id, model, directory, sandbox, tools, transcript
+//	session.compacted through_turn, summarized_turns, kept_turns, summary (made by the model)
 //	turn.started     turn
 //	text.delta       turn, text
 //	tool.started     turn, call_id, name, arguments (as the model sent them, redacted)
@@ -123,6 +124,20 @@ func (w *Writer) SessionStarted(s Session) {
 		header
 		Session
 	}{w.head("session.started"), s})
+}
+
+// Compacted emits session.compacted: the model summarized turns 1..through
+// (summarized of them this time) and kept the last kept turns verbatim.
+func (w *Writer) Compacted(through, summarized, kept int, summary string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.emit(struct {
+		header
+		ThroughTurn int    `json:"through_turn"`
+		Summarized  int    `json:"summarized_turns"`
+		Kept        int    `json:"kept_turns"`
+		Summary     string `json:"summary"`
+	}{w.head("session.compacted"), through, summarized, kept, summary})
 }
 
 // Error emits error.

@@ -8,9 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
+
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // DefaultReplay is the replay the CLI runs when no provider is configured:
@@ -51,7 +52,7 @@ type replayProvider struct {
 
 // NewReplay loads a replay file; see the package comment for the format.
 func NewReplay(path string) (Provider, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, userfile.ReplayLimit)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

@@ -5,7 +5,13 @@
 // decorator so no tool can forget it. A value is replaced by
 // "[REDACTED:NAME]" wherever it appears literally, base64-encoded (standard
 // and URL alphabets, padded or not, at any alignment inside a larger base64
-// stream) or URL-encoded, and also when it straddles two writes of a stream.
+// stream, on one line or wrapped at 12 columns or more), URL-encoded
+// (url.QueryEscape, url.PathEscape, or any choice of %XX in either case),
+// as continuous hex in either case (xxd -p, od -An -tx1 joined), JSON-escaped
+// or shell-quoted (printf %q, '\” and '"'"'), and also when it straddles
+// two writes of a stream. Fixed forms are literal patterns; the varying ones
+// are normalisers run only around their trigger bytes (normal.go), so the
+// cost of clean output does not grow with the number of forms.
 //
 // The redactor matches bytes as they are: a value interrupted by an escape
 // sequence (grep --color highlighting part of it) is not a match. Feed it

@@ -2,11 +2,14 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"net/url"
+	"strings"
 )
 
 // forms returns the byte strings under which value can appear in output:
-// the value itself, its base64 encodings and its URL encodings. Forms may
+// the value itself, its base64 encodings, its URL encodings and its hex.
+// Forms that vary (wrapping, escaping) are normalised instead (normal.go). Forms may
 // repeat; the caller de-duplicates.
 func forms(value string) []string {
 	out := make([]string, 0, 16)
@@ -18,6 +21,10 @@ func forms(value string) []string {
 	if p := url.PathEscape(value); p != value {
 		out = append(out, p)
 	}
+	// Continuous hex, as xxd -p, od -An -tx1 with its spaces joined, or
+	// printf %x print it; line breaks are the wrap normaliser's.
+	h := hex.EncodeToString([]byte(value))
+	out = append(out, h, strings.ToUpper(h))
 	return out
 }
 

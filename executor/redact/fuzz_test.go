@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -46,8 +47,8 @@ func FuzzWriterSplits(f *testing.F) {
 			k := min(int(c%64), len(rest))
 			mustWrite(t, w, rest[:k])
 			rest = rest[k:]
-			if w.Buffered() >= r.m.maxLen {
-				t.Fatalf("holding %d bytes, longest pattern %d", w.Buffered(), r.m.maxLen)
+			if w.Buffered() > r.rmax+tailLook {
+				t.Fatalf("holding %d bytes, bound %d", w.Buffered(), r.rmax+tailLook)
 			}
 		}
 		mustWrite(t, w, rest)
@@ -68,7 +69,7 @@ func FuzzMatchesReference(f *testing.F) {
 	f.Add("k>>>???-value", "p@ss/w0rd+&= x", "eHhrPj4+Pz8/LXZhbHVleXk= p%40ss%2Fw0rd%2B%26%3D+x")
 	f.Fuzz(func(t *testing.T, a, b, text string) {
 		secrets := []Secret{{"A", a}, {"B", b}}
-		r := New(secrets)
+		r := build(secrets, false) // the reference knows the literal forms only
 		if got, want := r.String(text), referenceRedact(secrets, text); got != want {
 			t.Fatalf("secrets %q %q text %q:\n got %q\nwant %q", a, b, text, got, want)
 		}
@@ -118,4 +119,67 @@ func referenceRedact(secrets []Secret, text string) string {
 		i += len(pats[best].p)
 	}
 	return string(out)
+}
+
+// FuzzEncodedSecretNeverSurvives encodes a fuzzed secret with one of the
+// forms in the table (forms_test.go), at a fuzzed offset, between fuzzed
+// plain text, streams it through a Writer in three fuzzed pieces, and
+// checks that nothing of the encoded value survives and that the stream
+// equals the one-shot result. One secret per run keeps New cheap, so the
+// target gets many runs in the seconds CI gives it.
+func FuzzEncodedSecretNeverSurvives(f *testing.F) {
+	f.Add([]byte(`p@ss w/"q'\<&>%7e$x!`), uint8(0), uint8(1), []byte("out: "), []byte(" done\n"), uint16(7), uint16(30))
+	f.Add([]byte("ghp_9fK2mQ7xW4tZ8vB1nR6yC3"), uint8(3), uint8(2), []byte(""), []byte("\n"), uint16(40), uint16(41))
+	f.Add([]byte("sk-live-0123456789abcdef"), uint8(14), uint8(3), []byte("x"), []byte("y"), uint16(0), uint16(200))
+	f.Fuzz(func(t *testing.T, secret []byte, form, off uint8, pre, post []byte, cut1, cut2 uint16) {
+		// A secret of printable ASCII without the placeholder's brackets,
+		// long enough that an 8-byte stretch of it is telling.
+		v := make([]byte, 0, len(secret))
+		for _, c := range secret {
+			if c >= 0x20 && c < 0x7f && c != '[' && c != ']' {
+				v = append(v, c)
+			}
+		}
+		if len(v) < 12 || len(v) > 64 {
+			return
+		}
+		// Text around the form is plain: a backslash or % just before an
+		// escaped form would change what the form means to any decoder.
+		plain := func(b []byte) string {
+			out := make([]byte, 0, len(b))
+			for _, c := range b {
+				out = append(out, "abc xyz:.\n"[int(c)%10])
+			}
+			return string(out)
+		}
+		e := encoders[int(form)%len(encoders)]
+		p := strings.Repeat("z", int(off)%4)
+		var encoded, core string
+		if e.whole {
+			encoded = p + e.enc("", string(v), "")
+			core = e.core(e.enc("", string(v), ""), "", string(v))
+		} else {
+			encoded = e.enc(p, string(v), "!!")
+			core = e.core(encoded, p, string(v))
+		}
+		in := plain(pre) + " " + encoded + " " + plain(post)
+		r := New([]Secret{{"S", string(v)}})
+		want := r.String(in)
+		if left, bad := survives(core, want); bad {
+			t.Fatalf("%s: %q of %q survives in %q", e.name, left, v, want)
+		}
+		var out bytes.Buffer
+		w := r.Writer(&out)
+		a := min(int(cut1), len(in))
+		b := min(max(a, int(cut2)), len(in))
+		mustWrite(t, w, []byte(in[:a]))
+		mustWrite(t, w, []byte(in[a:b]))
+		mustWrite(t, w, []byte(in[b:]))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("%s: pieces at %d, %d:\n got %q\nwant %q", e.name, a, b, out.String(), want)
+		}
+	})
 }

@@ -42,6 +42,12 @@ type Redactor struct {
 	m            *matcher
 	placeholders [][]byte // placeholder for each pattern, by pattern id
 	secrets      int
+
+	// forms turns on the normalised forms (normal.go); rmax is the
+	// longest raw span an encoded pattern is looked for in, grid the
+	// cell size, ctx the bytes a Writer keeps before undecided input.
+	forms           bool
+	rmax, grid, ctx int
 }
 
 // New builds a redactor for secrets.
@@ -55,8 +61,13 @@ type Redactor struct {
 // matched. Where matches overlap, the one starting earliest wins, and of
 // those the longest. When two secrets share a value or a form, the first
 // in secrets names it, and a literal value wins over another's encoding.
-func New(secrets []Secret) *Redactor {
-	r := &Redactor{}
+func New(secrets []Secret) *Redactor { return build(secrets, true) }
+
+// build is New with the normalised forms optional, so tests can compare
+// the literal part with a plain reference.
+func build(secrets []Secret, withForms bool) *Redactor {
+	r := &Redactor{forms: withForms}
+	longest := 0
 	seen := make(map[string]struct{})
 	var patterns [][]byte
 	add := func(form string, s Secret) {
@@ -79,6 +90,7 @@ func New(secrets []Secret) *Redactor {
 			continue
 		}
 		r.secrets++
+		longest = max(longest, len(s.Value))
 		for _, f := range forms(s.Value)[1:] {
 			add(f, s)
 		}
@@ -86,6 +98,11 @@ func New(secrets []Secret) *Redactor {
 	if len(patterns) > 0 {
 		r.m = newMatcher(patterns)
 	}
+	// The widest encoding looked for is percent-encoding every byte (3×)
+	// or hex wrapped at a few columns; 4× covers them.
+	r.rmax = 4*longest + 16
+	r.grid = max(3*r.rmax, 1024)
+	r.ctx = r.grid + r.rmax + wrapLook + tailLook
 	return r
 }
 
@@ -137,7 +154,8 @@ func (r *Redactor) Bytes(b []byte) []byte {
 // redact is the one-shot form of the scan: the whole input is at hand, so
 // nothing is ever held back.
 func (r *Redactor) redact(b []byte) ([]byte, bool) {
-	start, end, id, _, ok := r.m.find(b, 0, true)
+	var s scratch
+	start, end, id, _, ok := r.find(&s, b, 0, 0, true)
 	if !ok {
 		return b, false
 	}
@@ -147,7 +165,7 @@ func (r *Redactor) redact(b []byte) ([]byte, bool) {
 		out = append(out, b[emitted:start]...)
 		out = append(out, r.placeholders[id]...)
 		emitted = end
-		start, end, id, _, ok = r.m.find(b, end, true)
+		start, end, id, _, ok = r.find(&s, b, 0, end, true)
 	}
 	return append(out, b[emitted:]...), true
 }

@@ -14,10 +14,11 @@ var ErrClosed = errors.New("redact: write after close")
 // it, however the input was split into writes.
 //
 // Bytes that cannot begin a secret pass straight through. Bytes that could —
-// a tail that is a proper prefix of some pattern — are held back until the
-// next Write or Close decides them, so a value straddling two writes is
-// still caught. At most longest-pattern − 1 bytes are held, and the Writer's
-// memory is bounded by the longest pattern, never by the size of the output.
+// a tail that is a proper prefix of some pattern, in the raw output or in
+// one of its normal forms — are held back until the next Write or Close
+// decides them, so a value straddling two writes is still caught. The
+// Writer's memory is bounded by a few times the longest secret plus one
+// 32 KiB piece, never by the size of the output.
 //
 // A Writer is for one goroutine at a time; separate Writers of the same
 // Redactor may run concurrently.
@@ -25,10 +26,13 @@ type Writer struct {
 	r   *Redactor
 	dst io.Writer
 
-	// buf holds the undecided tail in buf[:held]; the rest, 2·maxLen in
-	// all, is room to join that tail with the start of the next Write.
+	// buf[:ctx] is input already written out, kept as the left context
+	// the normalisers read (at most r.ctx bytes); buf[ctx:] is the
+	// undecided tail. base is buf[0]'s offset in the stream.
 	buf    []byte
-	held   int
+	ctx    int
+	base   int64
+	s      scratch
 	err    error // sticky: after a failed write the stream is corrupt
 	closed bool
 }
@@ -41,13 +45,18 @@ func (r *Redactor) Writer(dst io.Writer) *Writer {
 
 // Buffered returns the number of bytes held back, waiting for the next
 // Write or Close to decide whether they begin a secret.
-func (w *Writer) Buffered() int { return w.held }
+func (w *Writer) Buffered() int { return len(w.buf) - w.ctx }
 
 // Format prints the state without the held bytes, which may be part of a
 // secret.
 func (w *Writer) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "redact.Writer{buffered: %d, closed: %t}", w.held, w.closed)
+	fmt.Fprintf(f, "redact.Writer{buffered: %d, closed: %t}", w.Buffered(), w.closed)
 }
+
+// piece bounds how much of one Write is scanned at a time, so what the
+// scan keeps (its list of trigger positions) does not grow with the size
+// of the Write.
+const piece = 32 << 10
 
 // Write redacts p into the destination, holding back a tail that might
 // begin a secret. It returns len(p) or an error; after an error of the
@@ -66,57 +75,66 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	if w.held > 0 {
-		// Join the held tail with just enough of p to decide all of it:
-		// an undecided suffix is shorter than maxLen, so after maxLen more
-		// bytes it starts inside p.
-		k := min(len(p), w.r.m.maxLen)
-		joined := append(w.buf[:w.held], p[:k]...) // fits: held < maxLen
-		oldHeld := w.held
-		hold, err := w.scan(joined)
+	total := len(p)
+	// The start of p joins the context and the held tail in w.buf; once
+	// that part is decided, the undecided input starts inside p with a
+	// full context before it, and the rest of p is scanned where it lies,
+	// a piece at a time, without copying.
+	head := w.r.ctx + w.r.rmax + tailLook
+	if w.buf == nil {
+		w.buf = make([]byte, 0, w.r.ctx+w.r.rmax+tailLook+head)
+	}
+	k := min(len(p), head)
+	joined := len(w.buf)
+	w.buf = append(w.buf, p[:k]...)
+	hold, err := w.scan(w.buf, w.base, w.ctx, false)
+	if err != nil {
+		return 0, err
+	}
+	if k == len(p) {
+		w.keep(w.buf, w.base, hold)
+		return total, nil
+	}
+	pbase := w.base + int64(joined)
+	at := hold - joined // undecided input starts at p[at], at >= ctx
+	for {
+		lo := max(0, at-w.r.ctx)
+		hi := min(len(p), at+piece)
+		h, err := w.scan(p[lo:hi], pbase+int64(lo), at-lo, false)
 		if err != nil {
 			return 0, err
 		}
-		if k == len(p) {
-			w.held = copy(w.buf, joined[hold:])
-			return len(p), nil
+		at = lo + h
+		if hi == len(p) {
+			break
 		}
-		w.held = 0
-		rest := p[hold-oldHeld:]
-		if err := w.scanAndHold(rest); err != nil {
-			return 0, err
-		}
-		return len(p), nil
 	}
-	if err := w.scanAndHold(p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	w.keep(p, pbase, at)
+	return total, nil
 }
 
-// scanAndHold redacts p, which follows no held bytes, and keeps its
-// undecided tail.
-func (w *Writer) scanAndHold(p []byte) error {
-	hold, err := w.scan(p)
-	if err != nil {
-		return err
-	}
-	if tail := p[hold:]; len(tail) > 0 {
-		if w.buf == nil {
-			w.buf = make([]byte, 2*w.r.m.maxLen)
-		}
-		w.held = copy(w.buf, tail)
-	}
-	return nil
+// keep makes w.buf the context before b[hold:] and the undecided b[hold:];
+// base is b[0]'s offset in the stream. b may be w.buf itself.
+func (w *Writer) keep(b []byte, base int64, hold int) {
+	lo := max(0, hold-w.r.ctx)
+	n := copy(w.buf[:cap(w.buf)], b[lo:])
+	w.buf = w.buf[:n]
+	w.base = base + int64(lo)
+	w.ctx = hold - lo
 }
 
-// scan writes the decided part of b, secrets replaced, and returns where
-// the undecided tail begins.
-func (w *Writer) scan(b []byte) (int, error) {
-	emitted := 0
+// scan writes the decided part of b[from:], secrets replaced, and returns
+// where the undecided tail begins; b[:from] is context, base b[0]'s offset
+// in the stream.
+func (w *Writer) scan(b []byte, base int64, from int, final bool) (int, error) {
+	emitted := from
+	w.s.forget()
 	for {
-		start, end, id, hold, ok := w.r.m.find(b, emitted, false)
+		start, end, id, hold, ok := w.r.find(&w.s, b, base, emitted, final)
 		if !ok {
+			if final {
+				hold = len(b)
+			}
 			return hold, w.emit(b[emitted:hold])
 		}
 		if err := w.emit(b[emitted:start]); err != nil {
@@ -156,23 +174,11 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	if w.held == 0 {
+	if w.Buffered() == 0 {
+		w.buf = nil
 		return nil
 	}
-	tail := w.buf[:w.held]
-	w.held = 0
-	emitted := 0
-	for {
-		start, end, id, _, ok := w.r.m.find(tail, emitted, true)
-		if !ok {
-			return w.emit(tail[emitted:])
-		}
-		if err := w.emit(tail[emitted:start]); err != nil {
-			return err
-		}
-		if err := w.emit(w.r.placeholders[id]); err != nil {
-			return err
-		}
-		emitted = end
-	}
+	_, err := w.scan(w.buf, w.base, w.ctx, true)
+	w.buf = nil
+	return err
 }

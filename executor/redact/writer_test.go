@@ -114,12 +114,13 @@ func TestWriterHoldsOnlyPossibleStarts(t *testing.T) {
 }
 
 // TestWriterMemoryBound writes a stream dense with secret prefixes and
-// checks after every write that at most longest-1 bytes are held and the
-// buffer never grows past its fixed size.
+// checks after every write that the held tail stays within the longest
+// encoded span and the buffer never grows past its fixed size.
 func TestWriterMemoryBound(t *testing.T) {
 	t.Parallel()
 	r := New(straddleSecrets)
 	maxLen := r.m.maxLen
+	bound := r.rmax + tailLook
 	rng := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"sk-abc123def456-and-mor", "sk-abc", "p%40ss%2F", "4242", "az4+Pj8/Py12", "x", " ", "sk-abc123def456"}
 	var out countingWriter
@@ -132,11 +133,11 @@ func TestWriterMemoryBound(t *testing.T) {
 		}
 		mustWrite(t, w, chunk)
 		total += len(chunk)
-		if w.Buffered() > maxLen-1 {
-			t.Fatalf("holding %d bytes, longest pattern is %d", w.Buffered(), maxLen)
+		if w.Buffered() > bound {
+			t.Fatalf("holding %d bytes, bound %d", w.Buffered(), bound)
 		}
-		if cap(w.buf) > 2*maxLen {
-			t.Fatalf("buffer capacity %d exceeds 2×%d", cap(w.buf), maxLen)
+		if c := cap(w.buf); c > r.ctx+bound+piece {
+			t.Fatalf("buffer capacity %d exceeds %d", c, r.ctx+bound+piece)
 		}
 	}
 	if err := w.Close(); err != nil {

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 )
@@ -48,10 +49,10 @@ type Options struct {
 	MaxRunning int
 	// KillGrace is the time between SIGTERM and SIGKILL when stopping.
 	KillGrace time.Duration
-	// Secrets returns the vault's secrets, so a log is scrubbed as it is
-	// written: the log is on disk, and no log holds a secret value. nil
-	// means no secrets.
-	Secrets func() (map[string]string, error)
+	// Secrets is the session's secret snapshots, so a log is scrubbed as it
+	// is written, by the same snapshot as the turn that started it: the log
+	// is on disk, and no log holds a secret value. nil means no secrets.
+	Secrets *executor.SecretCache
 }
 
 // Manager owns one hush session's background processes. It is safe for
@@ -238,23 +239,11 @@ func (m *Manager) Start(spec Spec) (Info, error) {
 }
 
 func (m *Manager) redactor() (*redact.Redactor, error) {
-	if m.opts.Secrets == nil {
-		return redact.New(nil), nil
-	}
-	all, err := m.opts.Secrets()
+	snap, err := m.opts.Secrets.Current()
 	if err != nil {
 		return nil, fmt.Errorf("read the vault to scrub the log: %w", err)
 	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	s := make([]redact.Secret, 0, len(names))
-	for _, n := range names {
-		s = append(s, redact.Secret{Name: n, Value: all[n]})
-	}
-	return redact.New(s), nil
+	return snap.Redactor, nil
 }
 
 // wait reaps the process and records how it ended.

@@ -62,7 +62,7 @@ func newFixture(t *testing.T, opts background.Options) *fixture {
 		"INNOCENT_SETTING": f.canaries["vault"],
 	}
 	opts.LogDir = f.logDir
-	opts.Secrets = func() (map[string]string, error) { return f.secrets, nil }
+	opts.Secrets = executor.NewSecretCache(func() (map[string]string, error) { return f.secrets, nil }, nil)
 	m, err := background.New(opts)
 	if err != nil {
 		t.Fatal(err)

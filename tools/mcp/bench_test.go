@@ -67,7 +67,7 @@ func benchManagerEcho(b *testing.B, server mcp.Server) {
 	dir := b.TempDir()
 	ambient := map[string]string{"PATH": os.Getenv("PATH"), "HOME": dir, "LANG": "C.UTF-8"}
 	m, err := mcp.NewManager(mcp.Options{Servers: []mcp.Server{server}, Dir: dir, Ambient: ambient,
-		Secrets: func() (map[string]string, error) { return map[string]string{}, nil },
+		Secrets: executor.NewSecretCache(func() (map[string]string, error) { return map[string]string{}, nil }, nil),
 		Grant:   func(context.Context, string, int) tools.Grant { return nil }})
 	if err != nil {
 		b.Fatal(err)

@@ -77,13 +77,14 @@ type Options struct {
 	// Ambient is hush's snapshot of its start-up environment; the base set
 	// is copied from it.
 	Ambient map[string]string
-	// Secrets returns every secret (name → value), to classify ambient
+	// Secrets is the session's secret snapshots, to classify ambient
 	// values and to scrub what servers say about themselves (tool
-	// descriptions, stderr in error messages).
-	Secrets func() (map[string]string, error)
+	// descriptions, stderr in error messages). nil means no secrets.
+	Secrets *executor.SecretCache
 	// Grant returns the gated vault read for one server start: it asks the
 	// PermissionGate for vault.read:<NAME> with Subject(server), records
-	// the decision, and returns a *DeniedError when the answer is no.
+	// the decision, and returns an *executor.DeniedError when the answer is
+	// no (executor.GatedVault over executor.Audited is exactly that).
 	Grant func(ctx context.Context, server string, turn int) tools.Grant
 	// MaxRestarts bounds restarts of a server that died, per session.
 	MaxRestarts int
@@ -93,13 +94,6 @@ type Options struct {
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool
 }
-
-// DeniedError is a Grant's answer when the gate said no. Reason is the
-// gate's message, which names the rule that would allow the read.
-type DeniedError struct{ Reason string }
-
-func (e *DeniedError) Error() string { return "permission denied: " + e.Reason }
-func (e *DeniedError) Unwrap() error { return executor.ErrDenied }
 
 // State is where a server is in its life.
 type State string
@@ -267,28 +261,17 @@ func (m *Manager) server(name string) *server {
 	return m.servers[name]
 }
 
-// secrets snapshots the vault for classification and builds the scrubber.
+// secrets takes the session's current snapshot, for classification and
+// for the scrubber.
 func (m *Manager) secrets() (*tools.SecretSet, error) {
-	all := map[string]string{}
-	if m.opts.Secrets != nil {
-		var err error
-		if all, err = m.opts.Secrets(); err != nil {
-			return nil, fmt.Errorf("read the vault: %w", err)
-		}
-	}
-	names := make([]string, 0, len(all))
-	for n := range all {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	list := make([]redact.Secret, 0, len(names))
-	for _, n := range names {
-		list = append(list, redact.Secret{Name: n, Value: all[n]})
+	snap, err := m.opts.Secrets.Current()
+	if err != nil {
+		return nil, fmt.Errorf("read the vault: %w", err)
 	}
 	m.mu.Lock()
-	m.red = redact.New(list)
+	m.red = snap.Redactor
 	m.mu.Unlock()
-	return tools.NewSecretSet(all), nil
+	return snap.Secrets, nil
 }
 
 // scrub removes secret values from text a server produced.
@@ -332,9 +315,9 @@ func checkArgs(s Server) error {
 
 // refuse records why a server's environment could not be built.
 func (s *server) refuse(err error) {
-	var denied *DeniedError
+	var denied *executor.DeniedError
 	if errors.As(err, &denied) {
-		s.set(Denied, denied.Reason, nil, nil)
+		s.set(Denied, denied.Message, nil, nil)
 		return
 	}
 	if errors.Is(err, executor.ErrDenied) {

@@ -96,7 +96,7 @@ func (f *fixture) grant(_ context.Context, server string, _ int) tools.Grant {
 		f.asked = append(f.asked, key)
 		f.mu.Unlock()
 		if !f.allow[key] {
-			return "", &mcp.DeniedError{Reason: fmt.Sprintf("vault.read:%s for %s is denied: no rule allows it", name, mcp.Subject(server))}
+			return "", &executor.DeniedError{Message: fmt.Sprintf("vault.read:%s for %s is denied: no rule allows it", name, mcp.Subject(server))}
 		}
 		v, ok := f.secrets[name]
 		if !ok {
@@ -115,7 +115,7 @@ func (f *fixture) manager(servers ...mcp.Server) *mcp.Manager {
 		servers[i].Env["HUSH_TEST_MARKER"] = f.marker
 	}
 	m, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: f.dir, Ambient: f.ambient,
-		Secrets: func() (map[string]string, error) { return f.secrets, nil }, Grant: f.grant})
+		Secrets: executor.NewSecretCache(func() (map[string]string, error) { return f.secrets, nil }, nil), Grant: f.grant})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func TestDescriptionsAndSchemas(t *testing.T) {
 	if _, err := m.ServerTools("nope"); err == nil || err.Error() != `no MCP server "nope" is configured` {
 		t.Errorf("unknown server: %v", err)
 	}
-	if !errors.Is(&mcp.DeniedError{}, executor.ErrDenied) {
+	if !errors.Is(&executor.DeniedError{}, executor.ErrDenied) {
 		t.Error("DeniedError is not an ErrDenied")
 	}
 }

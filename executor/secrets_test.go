@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
 )
 
@@ -118,5 +119,56 @@ func TestVersionedSecretsSkipTheVault(t *testing.T) {
 			t.Errorf("%s: %d vault reads so far, want %d", tt.name, reads, tt.wantReads)
 		}
 		mu.Unlock()
+	}
+}
+
+// TestSecretCacheSharesOneSnapshot: everyone asking at the same vault
+// version gets the very same redactor and secret set; a secret stored
+// after that is in the next snapshot, for all of them.
+func TestSecretCacheSharesOneSnapshot(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	vault := map[string]string{"A_TOKEN": "canary-cache-a-31"}
+	version := uint64(1)
+	c := executor.NewSecretCache(func() (map[string]string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(vault), nil
+	}, func() (uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return version, nil
+	})
+	turn, err := c.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	background, _ := c.Current()
+	mcpServer, _ := c.Current()
+	if turn.Redactor != background.Redactor || turn.Redactor != mcpServer.Redactor || turn.Secrets != mcpServer.Secrets {
+		t.Fatal("callers at one version got different snapshots")
+	}
+	if got := turn.Redactor.String("x canary-cache-b-32"); got != "x canary-cache-b-32" {
+		t.Fatalf("positive control: an unstored value was changed: %q", got)
+	}
+	mu.Lock()
+	vault["B_TOKEN"], version = "canary-cache-b-32", 2
+	mu.Unlock()
+	next, err := c.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Redactor == turn.Redactor {
+		t.Fatal("a new vault version kept the old snapshot")
+	}
+	if got := next.Redactor.String("x canary-cache-b-32"); got != "x [REDACTED:B_TOKEN]" {
+		t.Errorf("stored mid-session: %q, want it scrubbed", got)
+	}
+	if !next.Secrets.HasValue("canary-cache-b-32") {
+		t.Error("the new snapshot's secret set lacks the stored value")
+	}
+	var none *executor.SecretCache
+	if snap, err := none.Current(); err != nil || snap.Redactor.String("canary-cache-a-31") != "canary-cache-a-31" {
+		t.Errorf("nil cache: %v", err)
 	}
 }

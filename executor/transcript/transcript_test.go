@@ -1,0 +1,169 @@
+package transcript_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
+)
+
+func turn(n int, prompt, answer string, withCall bool) []provider.Message {
+	msgs := []provider.Message{{Role: provider.RoleUser, Text: prompt}}
+	if withCall {
+		id := "c" + prompt
+		msgs = append(msgs,
+			provider.Message{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: id, Name: "bash", Args: json.RawMessage(`{"script":"ls"}`)}}},
+			provider.Message{Role: provider.RoleTool, ToolCallID: id, Text: "README\n[exit code 0]"})
+	}
+	if answer != "" {
+		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Text: answer})
+	}
+	return msgs
+}
+
+func write(t *testing.T, f *os.File, id string, n int, msgs []provider.Message) {
+	t.Helper()
+	for _, m := range msgs {
+		if _, err := f.Write(transcript.Line(transcript.MessageEntry(id, n, m))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRoundTripRestoresCompletedTurnsOnly(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	f, err := transcript.Create(data, transcript.Header{ID: "s1", Project: "/p", Provider: "openai", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "s1", 1, turn(1, "one", "did one", true))
+	write(t, f, "s1", 2, turn(2, "two", "", true)) // cancelled: no final answer
+	write(t, f, "s1", 3, turn(3, "three", "did three", false))
+	f.Close()
+
+	raw, _ := os.ReadFile(transcript.Path(data, "s1"))
+	for _, goName := range []string{`"ID"`, `"Name"`, `"Args"`, `"Role"`} {
+		if strings.Contains(string(raw), goName) {
+			t.Errorf("transcript has a Go field name %s:\n%s", goName, raw)
+		}
+	}
+	if st, _ := os.Stat(transcript.Path(data, "s1")); st.Mode().Perm() != 0o600 {
+		t.Errorf("transcript mode %v", st.Mode().Perm())
+	}
+	s, err := transcript.Load(transcript.Path(data, "s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Project != "/p" || s.Completed != 2 || s.Incomplete != 1 || s.LastTurn != 3 || s.FirstPrompt != "one" {
+		t.Fatalf("loaded %+v", s)
+	}
+	msgs := s.Messages()
+	if len(msgs) != 6 || msgs[1].ToolCalls[0].Name != "bash" || string(msgs[1].ToolCalls[0].Args) != `{"script":"ls"}` || msgs[2].ToolCallID != "cone" {
+		t.Fatalf("restored %+v", msgs)
+	}
+}
+
+// A kill -9 in the middle of a write leaves a torn last line: every turn
+// before it is restored, and the next entry starts on a line of its own.
+func TestTornLastLineLosesNoCompletedTurn(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	f, err := transcript.Create(data, transcript.Header{ID: "s2", Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "s2", 1, turn(1, "one", "did one", false))
+	line := transcript.Line(transcript.MessageEntry("s2", 2, provider.Message{Role: provider.RoleUser, Text: "two"}))
+	_, _ = f.Write(line[:len(line)/2])
+	f.Close()
+	s, err := transcript.Load(transcript.Path(data, "s2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Completed != 1 || len(s.Messages()) != 2 {
+		t.Fatalf("after a torn line: %+v", s)
+	}
+	f, err = transcript.Reopen(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, "s2", 2, turn(2, "again", "did it", false))
+	f.Close()
+	s, err = transcript.Load(transcript.Path(data, "s2"))
+	if err != nil {
+		t.Fatalf("the resumed transcript does not read back: %v", err)
+	}
+	if s.Completed != 2 {
+		t.Fatalf("completed %d, want 2", s.Completed)
+	}
+}
+
+func TestSummaryReplacesTurnsThroughIt(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	f, _ := transcript.Create(data, transcript.Header{ID: "s3", Project: "/p"})
+	for n := 1; n <= 4; n++ {
+		write(t, f, "s3", n, turn(n, "p"+string(rune('0'+n)), "a", false))
+	}
+	_, _ = f.Write(transcript.Line(transcript.Entry{Type: transcript.TypeSummary, SessionID: "s3", Text: "they said hi", ThroughTurn: 2, KeptTurns: 2}))
+	write(t, f, "s3", 5, turn(5, "p5", "a", false))
+	f.Close()
+	s, err := transcript.Load(transcript.Path(data, "s3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.Messages()
+	if s.Completed != 5 || len(s.Turns) != 3 || s.Turns[0].N != 3 || !strings.HasSuffix(msgs[0].Text, "they said hi") {
+		t.Fatalf("after a summary: completed %d, turns %+v, first %q", s.Completed, s.Turns, msgs[0].Text)
+	}
+}
+
+func TestReadsTranscriptsFromBeforeVersion1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.jsonl")
+	old := `{"session":"old","role":"user","text":"hi"}
+{"session":"old","role":"assistant","tool_calls":[{"ID":"c1","Name":"bash","Args":{"script":"ls"}}]}
+{"session":"old","role":"tool","text":"x","tool_call_id":"c1"}
+{"session":"old","role":"assistant","text":"done"}
+`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := transcript.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.Messages()
+	if s.Completed != 1 || len(msgs) != 4 || msgs[1].ToolCalls[0].ID != "c1" || string(msgs[1].ToolCalls[0].Args) != `{"script":"ls"}` {
+		t.Fatalf("legacy transcript read as %+v", msgs)
+	}
+}
+
+func TestLatestIsPerProject(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	for _, h := range []transcript.Header{{ID: "a", Project: "/one"}, {ID: "b", Project: "/two"}} {
+		f, _ := transcript.Create(data, h)
+		write(t, f, h.ID, 1, turn(1, "in "+h.Project, "ok", false))
+		f.Close()
+	}
+	s, err := transcript.Latest(data, "/one")
+	if err != nil || s.ID != "a" {
+		t.Fatalf("latest of /one: %v %v", s, err)
+	}
+	if _, err := transcript.Latest(data, "/three"); err == nil {
+		t.Fatal("a project without sessions got one")
+	}
+	if s, err := transcript.Find(data, "b"); err != nil || s.Project != "/two" {
+		t.Fatalf("find b: %v %v", s, err)
+	}
+	if _, err := transcript.Find(data, "../x"); err == nil {
+		t.Fatal("a path was taken as an id")
+	}
+}

@@ -1,0 +1,216 @@
+package tests
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const mainGo = "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
+
+// fileToolsConfig points hush at model and allows the tools that ask
+// (hush run cannot ask anyone).
+func fileToolsConfig(w *world, model *fakeModel, extra string) {
+	w.config(fmt.Sprintf(`
+[model]
+provider = "openai"
+base_url = %q
+model = "fake"
+
+[[rules]]
+gate = "tool.run:edit"
+subject = "edit"
+decision = "allow"
+
+[[rules]]
+gate = "tool.run:write"
+subject = "write"
+decision = "allow"
+
+[[rules]]
+gate = "tool.run:http"
+subject = "http"
+decision = "allow"
+%s`, model.URL(), extra))
+}
+
+// TestFileToolsThroughTheAgent: one fake-model turn calls every in-process
+// tool through the real binary; each result reaches the model, the masked
+// paths (.env.local, a symlink to the vault, the vault by its path) are
+// refused by read and skipped by grep, and no canary reaches the model,
+// the terminal or the transcript. AGENTS.md reaches the system prompt.
+func TestFileToolsThroughTheAgent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.write(filepath.Join(w.project, "main.go"), mainGo)
+	w.write(filepath.Join(w.project, "public.txt"), "canary-public is not a secret\n")
+	w.write(filepath.Join(w.project, ".env.local"), "LOCAL_CANARY="+w.canaries["dotenv"]+"\n")
+	if err := os.Symlink(filepath.Join(w.dataDir, "vault.env"), filepath.Join(w.project, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	w.write(filepath.Join(w.project, "AGENTS.md"), "Project rule marker-7c1e: run the tests with make check.\n")
+	var mu sync.Mutex
+	var seen []string
+	site := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.String()+" "+string(body))
+		mu.Unlock()
+		rw.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(rw, "<h1>Site docs</h1><p>see <b>here</b></p>")
+	}))
+	defer site.Close()
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"glob", map[string]any{"pattern": "**/*.go"}}}},
+		step{calls: []fakeCall{{"grep", map[string]any{"pattern": "canary|hello"}}}},
+		step{calls: []fakeCall{{"read", map[string]any{"path": "main.go", "offset": 3, "limit": 2}}}},
+		step{calls: []fakeCall{{"edit", map[string]any{"path": "main.go", "old": `println("hello")`, "new": `println("hello, hush")`}}}},
+		step{calls: []fakeCall{{"write", map[string]any{"path": "docs/new.md", "content": "# New\n"}}}},
+		step{calls: []fakeCall{
+			{"read", map[string]any{"path": ".env.local"}},
+			{"read", map[string]any{"path": "notes.txt"}},
+			{"read", map[string]any{"path": filepath.Join(w.dataDir, "vault.env")}},
+			{"grep", map[string]any{"pattern": "CANARY", "path": "notes.txt"}},
+		}},
+		step{calls: []fakeCall{{"http", map[string]any{"method": "POST", "url": site.URL + "/docs", "body": "q=${GRANTED}"}}}},
+		step{text: "all done"},
+	)
+	fileToolsConfig(w, model, "\n[tools.http]\nallow_private = true\n")
+	out, err := runHush(w, "run", "use every tool")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := model.Received()
+	for _, want := range []string{
+		`main.go\n[1 file matches **/*.go; 2 masked paths skipped]`,
+		`main.go:4:\tprintln(\"hello\")`, `public.txt:1:canary-public is not a secret`, `2 matching lines in 2 files; 2 masked paths skipped`,
+		`     3\tfunc main() {\n     4\t\tprintln(\"hello\")\n[lines 3–4 of main.go (48 bytes); more follows: read on with offset=5]`,
+		`[edited main.go (+1 −1 lines)]`,
+		`[created docs/new.md (6 bytes, 1 lines)]`,
+		"error: masked: secrets reach tools through the vault; see `hush vault import`",
+		`(` + filepath.Join(w.project, "notes.txt") + ` leads there through a symlink); hush's file tools never touch it`,
+		`# Site docs\n\nsee **here**`, `[HTTP 200]`,
+		// The system prompt: AGENTS.md with its path, and the secrets by name.
+		`## ` + filepath.Join(w.project, "AGENTS.md") + `\n\nProject rule marker-7c1e`,
+		`Secrets the user has, by name: `,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the model was not sent %s", want)
+		}
+	}
+	if strings.Count(got, "hush's data dir") < 2 {
+		t.Errorf("the vault file was not refused by path and through the symlink:\n%s", got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.project, "main.go")); string(data) != strings.Replace(mainGo, `"hello"`, `"hello, hush"`, 1) {
+		t.Errorf("main.go = %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(w.project, "docs", "new.md")); string(data) != "# New\n" {
+		t.Errorf("docs/new.md = %q", data)
+	}
+	mu.Lock()
+	if len(seen) != 1 || seen[0] != "POST /docs q=${GRANTED}" {
+		t.Errorf("the site saw %q; want the ${GRANTED} literally", seen)
+	}
+	mu.Unlock()
+	w.assertNoCanary("what the model was sent", got)
+	w.assertNoCanary("hush run's output", out)
+	w.assertNoCanary("the transcript", w.transcripts())
+	// Secret names, never values, in the system prompt.
+	if !strings.Contains(got, "GRANTED") || !strings.Contains(got, "VAULT_CANARY") {
+		t.Errorf("the system prompt does not name the vault's secrets")
+	}
+}
+
+// TestHTTPRefusesLoopbackByDefault: without [tools.http] allow_private, a
+// request to 127.0.0.1 never leaves hush.
+func TestHTTPRefusesLoopbackByDefault(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	hits := 0
+	var mu sync.Mutex
+	site := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+	}))
+	defer site.Close()
+	model := newFakeModel(t, step{calls: []fakeCall{{"http", map[string]any{"url": site.URL}}}}, step{text: "ok"})
+	fileToolsConfig(w, model, "")
+	if out, err := runHush(w, "run", "fetch"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(model.Received(), "refused: 127.0.0.1 is a loopback, private or link-local address") {
+		t.Errorf("no refusal sent to the model:\n%s", model.Received())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 0 {
+		t.Errorf("the loopback server was reached %d times", hits)
+	}
+}
+
+// TestEditApprovalShowsTheDiff: in chat, an edit asks with its complete
+// diff on screen. A file changed while the user reads the diff is not
+// overwritten: the call fails and says so; the next edit, approved
+// unchanged, is written.
+func TestEditApprovalShowsTheDiff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	target := filepath.Join(w.project, "main.go")
+	w.write(target, mainGo)
+	edit := map[string]any{"path": "main.go", "old": `println("hello")`, "new": `println("hello, hush")`}
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"edit", edit}}},
+		step{calls: []fakeCall{{"edit", edit}}},
+		step{text: "edit finished"},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n", model.URL()))
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("change the greeting\r")
+	tm.expect("Allow once", 20*time.Second)
+	// The session choices are per file and per directory.
+	tm.send("\x1b[C")
+	tm.expect("Allow for this session: "+target, 10*time.Second)
+	tm.send("\x1b[C")
+	tm.expect("Allow for this session: every file in "+w.project+"/", 10*time.Second)
+	tm.send("\x1b[D\x1b[D")
+	time.Sleep(200 * time.Millisecond)
+	screen := tm.Screen()
+	for _, want := range []string{"--- a/main.go", "+++ b/main.go", "@@ -1,5 +1,5 @@", "-\tprintln(\"hello\")", "+\tprintln(\"hello, hush\")", "Run edit?"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the approval does not show %q:\n%s", want, screen)
+		}
+	}
+	if !strings.Contains(tm.Raw(), "\x1b[32m+\tprintln(\"hello, hush\")") {
+		t.Errorf("the added line is not green")
+	}
+	// Someone edits the file while the user reads the diff.
+	w.write(target, mainGo+"// changed meanwhile\n")
+	tm.send("\r") // Allow once
+	tm.expect("changed since the diff was shown", 20*time.Second)
+	if data, _ := os.ReadFile(target); string(data) != mainGo+"// changed meanwhile\n" {
+		t.Fatalf("the stale edit overwrote the file: %q", data)
+	}
+	// The model tries again; approved as shown, it is written.
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(tm.Screen(), "line diff; everything below is what will be written") < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.send("\r")
+	tm.expect("edit finished", 20*time.Second)
+	if data, _ := os.ReadFile(target); string(data) != strings.Replace(mainGo, `"hello"`, `"hello, hush"`, 1)+"// changed meanwhile\n" {
+		t.Errorf("the approved edit was not written: %q", data)
+	}
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}

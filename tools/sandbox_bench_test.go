@@ -1,0 +1,98 @@
+//go:build linux
+
+package tools
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkSandboxedCall runs, in each iteration and interleaved, `bash -c
+// true` three ways from one environment: a bare exec through tools.Command
+// (no sandbox), the same command in hush's sandbox with a realistic mask
+// list (hush's dirs, a bus socket, home credential stores, four .env files
+// in the project), and the same through bubblewrap with the same
+// namespaces and masks, when bwrap is installed. It reports each side's
+// median and the median of per-iteration ratios over the bare exec just
+// before it. The target is sandbox ≤ 1.5× bare (scripts/bench).
+func BenchmarkSandboxedCall(b *testing.B) {
+	if !SandboxStatus().Namespaces {
+		b.Skip(SandboxStatus().Reason)
+	}
+	w := newWorld(b, attacker{})
+	env := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin"}, {Name: "HOME", Value: w.home}}
+	sb := w.sandbox()
+	masks, err := w.masks.Masks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bwrap, _ := exec.LookPath("bwrap")
+	var bwrapArgs []string
+	if bwrap != "" {
+		// What hush's init does, in bubblewrap's words.
+		bwrapArgs = []string{"--unshare-user", "--unshare-pid", "--die-with-parent", "--new-session",
+			"--bind", "/", "/", "--proc", "/proc", "--dev-bind", "/dev", "/dev"}
+		for _, m := range masks {
+			if m.Dir {
+				bwrapArgs = append(bwrapArgs, "--tmpfs", m.Path, "--remount-ro", m.Path)
+			} else {
+				bwrapArgs = append(bwrapArgs, "--ro-bind", "/dev/null", m.Path)
+			}
+		}
+		bwrapArgs = append(bwrapArgs, "bash", "-c", "true")
+	}
+	run := func(spec Spec) time.Duration {
+		start := time.Now()
+		cmd, err := Command(context.Background(), spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	bare := Spec{Path: "bash", Args: []string{"-c", "true"}, Dir: w.project, Env: env}
+	boxed := bare
+	boxed.Sandbox = sb
+	var viaBwrap Spec
+	if bwrap != "" {
+		viaBwrap = Spec{Path: bwrap, Args: bwrapArgs, Dir: w.project, Env: env}
+	}
+	var tb, ts, tw []time.Duration
+	var rs, rw []float64
+	for b.Loop() {
+		x := run(bare)
+		y := run(boxed)
+		tb, ts = append(tb, x), append(ts, y)
+		rs = append(rs, float64(y)/float64(x))
+		if bwrap != "" {
+			x := run(bare)
+			z := run(viaBwrap)
+			tw = append(tw, z)
+			rw = append(rw, float64(z)/float64(x))
+		}
+	}
+	b.ReportMetric(float64(medianD(tb).Nanoseconds()), "bare-ns/op")
+	b.ReportMetric(float64(medianD(ts).Nanoseconds()), "sandbox-ns/op")
+	b.ReportMetric(medianF(rs), "ratio")
+	if bwrap != "" {
+		b.ReportMetric(float64(medianD(tw).Nanoseconds()), "bwrap-ns/op")
+		b.ReportMetric(medianF(rw), "bwrap-ratio")
+	}
+}
+
+func medianD(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianF(f []float64) float64 {
+	s := slices.Clone(f)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
