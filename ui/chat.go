@@ -249,10 +249,18 @@ func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	for _, line := range c.preview.add(string(chunk)) {
 		c.print(c.st.pipe.Render("  │ ") + line)
 	}
+	// An unfinished line (a prompt, a progress bar, or bytes the redactor
+	// still holds back) is shown live until it ends.
+	partial := ""
+	if !c.preview.cut {
+		partial = c.preview.partial.String()
+	}
+	c.send(toolLineMsg(partial))
 }
 
 // ToolEnd implements executor.Events.
 func (c *Chat) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
+	c.send(toolLineMsg(""))
 	if line, ok := c.preview.rest(); ok {
 		c.print(c.st.pipe.Render("  │ ") + line)
 	}
@@ -360,6 +368,7 @@ func (l *linePrinter) Close() error {
 
 type (
 	pendingMsg  string
+	toolLineMsg string
 	activityMsg string
 	usageMsg    provider.Usage
 	turnDoneMsg struct{}
@@ -381,6 +390,7 @@ type model struct {
 	activity string
 	notice   string
 
+	toolLine                       string // the running tool's unfinished output line
 	pending, renderedFor, rendered string
 	renderedAt                     time.Time
 	mdView                         markdown
@@ -465,6 +475,9 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	case pendingMsg:
 		m.pending = string(msg)
 		return m, nil
+	case toolLineMsg:
+		m.toolLine = string(msg)
+		return m, nil
 	case activityMsg:
 		m.activity = string(msg)
 		return m, nil
@@ -486,7 +499,7 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		}
 		return m, nil
 	case turnDoneMsg:
-		m.busy, m.cancel, m.pending, m.notice = false, nil, "", ""
+		m.busy, m.cancel, m.pending, m.notice, m.toolLine = false, nil, "", "", ""
 		if m.quitAfterTurn {
 			return m, tea.Quit
 		}
@@ -683,6 +696,9 @@ func (m *model) View() string {
 	if p := m.pendingView(); p != "" {
 		b.WriteString(p)
 		b.WriteString("\n")
+	}
+	if m.toolLine != "" {
+		b.WriteString(m.c.st.pipe.Render("  │ ") + m.toolLine + "\n")
 	}
 	if m.busy {
 		label := m.activity
