@@ -85,6 +85,10 @@ type app struct {
 	cfg     config.Config
 	initErr error
 
+	masksOnce sync.Once
+	masks     *tools.MaskSet // the sandbox's mask list (sandbox_wiring.go)
+	masksErr  error
+
 	vaultOnce sync.Once
 	vault     *vault.Layered
 	proxy     *vault.Proxy
@@ -183,6 +187,7 @@ func (a *app) rootApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
