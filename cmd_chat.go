@@ -15,6 +15,7 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/ui"
@@ -59,10 +60,10 @@ func (a *app) chatAction(c *cli.Context) error {
 		if c.Command == nil || c.Command.Name == "" { // hush frobnicate
 			return unknownCommand(c.Args().First())
 		}
-		return &exitError{2, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
+		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
 	}
 	if rr.cont && rr.resume {
-		return &exitError{2, errors.New("--continue and --resume both pick a session: use one")}
+		return &exitError{exitUsage, errors.New("--continue and --resume both pick a session: use one")}
 	}
 	f := readModelFlags(c)
 	f.plain = c.Bool("plain")
@@ -160,7 +161,13 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 		SetModel: func(name string) error {
 			mf := f
 			mf.model = name
-			p, err := a.newProvider(mf, chat.Notice)
+			sm := sessionModel(mf)
+			sm.Notice = chat.Notice
+			lv, err := a.openVault()
+			if err != nil {
+				return err
+			}
+			p, err := session.NewProvider(a.cfg.Model, sm, lv, a.httpClient())
 			if err != nil {
 				return err
 			}
@@ -206,7 +213,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	terminated.Do(func() {})
 	switch {
 	case termed:
-		return &exitError{143, errors.New("terminated; the running tool was stopped")}
+		return &exitError{exitTerminated, errors.New("terminated; the running tool was stopped")}
 	case errors.Is(err, ui.ErrInterrupted):
 		return nil
 	}
@@ -235,7 +242,7 @@ func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 		if name == dockerbash.Name {
 			info.Sandbox = "runs in a container"
 		}
-		if p, env, err := a.policyFor(subject); err == nil {
+		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
 			info.Secrets = append(info.Secrets, p.Secrets...)
 			for k, v := range env {
 				if strings.Contains(v, "${") {
@@ -304,7 +311,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 					// the kernel's parent-death signal reaches only
 					// direct children.
 					closeFn()
-					os.Exit(143)
+					exitNow(exitTerminated)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
 			}
@@ -362,5 +369,5 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 
 // unknownCommand is the error for `hush frobnicate`.
 func unknownCommand(name string) error {
-	return &exitError{2, fmt.Errorf("unknown command %q (see hush --help)", name)}
+	return &exitError{exitUsage, fmt.Errorf("unknown command %q (see hush --help)", name)}
 }
