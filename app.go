@@ -130,6 +130,16 @@ func (a *app) main(args []string) int {
 func (a *app) cliApp() *cli.App {
 	app := a.newCLIApp()
 	hideLeafHelpCommands(app.Commands)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = usageError
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
 	return app
 }
 
@@ -146,6 +156,24 @@ func hideLeafHelpCommands(cmds []*cli.Command) {
 	}
 }
 
+// usageError reports a bad flag in one line, then the command's usage
+// line: not the whole help around the error twice.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, args := c.App.HelpName, c.App.ArgsUsage
+	if c.Command != nil && c.Command.Name != "" {
+		name, args = c.Command.HelpName, c.Command.ArgsUsage
+	}
+	usage := strings.TrimSpace(name + " [options] " + args)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+}
+
 func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
@@ -160,9 +188,13 @@ func (a *app) newCLIApp() *cli.App {
 		Reader:    a.stdin,
 		Writer:    a.stdout,
 		ErrWriter: a.stderr,
-		Flags: []cli.Flag{
+		// The root command is chat: its flags work without the word chat
+		// (hush --model x), as other agents' do.
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		},
+		}, append(modelFlagList(), chatFlags()...)...),
+		Action:       a.chatAction,
+		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
 				abs, err := filepath.Abs(d)
@@ -186,9 +218,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
-		DefaultCommand:  "chat",
-		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
-		HideHelpCommand: true,
+		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
 }
 
