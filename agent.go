@@ -19,7 +19,7 @@ import (
 // modelFlags are the flags that pick the model, shared by chat and run.
 type modelFlags struct {
 	provider, baseURL, model, replay string
-	yes, json                        bool
+	yes, json, plain                 bool
 }
 
 // sessionOptions is everything needed to start an agent session.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -119,12 +120,61 @@ func (a *app) main(args []string) int {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+		// An error can carry text from outside: a model server's error
+		// body, a file name. Neither may drive the terminal.
+		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
 	}
 	return code
 }
 
 func (a *app) cliApp() *cli.App {
+	app := a.newCLIApp()
+	hideLeafHelpCommands(app.Commands)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = usageError
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	return app
+}
+
+// hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
+// gives every command from commands that have no subcommands of their own:
+// there it swallowed an argument, so `hush mcp tools h` printed help
+// instead of looking up server h. --help still works everywhere.
+func hideLeafHelpCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		hideLeafHelpCommands(c.Subcommands)
+	}
+}
+
+// usageError reports a bad flag in one line, then the command's usage
+// line: not the whole help around the error twice.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, args := c.App.HelpName, c.App.ArgsUsage
+	if c.Command != nil && c.Command.Name != "" {
+		name, args = c.Command.HelpName, c.Command.ArgsUsage
+	}
+	usage := strings.TrimSpace(name + " [options] " + args)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
 		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",
@@ -138,9 +188,13 @@ func (a *app) cliApp() *cli.App {
 		Reader:    a.stdin,
 		Writer:    a.stdout,
 		ErrWriter: a.stderr,
-		Flags: []cli.Flag{
+		// The root command is chat: its flags work without the word chat
+		// (hush --model x), as other agents' do.
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		},
+		}, append(modelFlagList(), chatFlags()...)...),
+		Action:       a.chatAction,
+		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
 				abs, err := filepath.Abs(d)
@@ -164,9 +218,7 @@ func (a *app) cliApp() *cli.App {
 			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
-		DefaultCommand:  "chat",
-		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
-		HideHelpCommand: true,
+		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
 }
 

@@ -45,7 +45,15 @@ type Model struct {
 	// Yes approves tool.run:* requests that would be asked (--yes); it
 	// never approves a vault read.
 	Yes bool
+	// Notice receives the provider's one-line notes ("openai: retrying
+	// (2/3) after HTTP 503"). Nil: Open sends them to the Events' Notice
+	// method if it has one, else to Stderr.
+	Notice func(string)
 }
+
+// noticer is the optional capability of an Events that shows connection
+// notes itself (the chat UI).
+type noticer interface{ Notice(string) }
 
 // Options is everything Open needs. Every field without a stated default
 // is required: nothing falls back to the process's own directory or
@@ -131,6 +139,14 @@ func compactPolicy(cfg config.Config) executor.CompactPolicy {
 // ErrInterrupted; once started, the servers' lives do not depend on it.
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	cfg := opts.Config
+	if opts.Model.Notice == nil {
+		if n, ok := opts.Events.(noticer); ok {
+			opts.Model.Notice = n.Notice
+		} else if opts.Stderr != nil {
+			stderr := opts.Stderr
+			opts.Model.Notice = func(s string) { fmt.Fprintf(stderr, "hush: %s\n", s) }
+		}
+	}
 	prov, err := NewProvider(cfg.Model, opts.Model, opts.Vault, HTTPClient(opts.Ambient))
 	if err != nil {
 		return nil, err
