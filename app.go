@@ -11,6 +11,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
@@ -20,6 +21,17 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// Exit codes: the one list (README and `hush run --help` describe them).
+const (
+	exitOK          = 0
+	exitFailure     = 1   // a command failed; the message says why
+	exitUsage       = 2   // a flag or argument is wrong
+	exitDenied      = 3   // hush run: the turn ended on a denial
+	exitInternal    = 70  // a panic (EX_SOFTWARE); one redacted sentence is printed
+	exitInterrupted = 130 // Ctrl-C (128 + SIGINT)
+	exitTerminated  = 143 // SIGTERM (128 + SIGTERM)
+)
 
 // exitError carries an exit code through urfave/cli without a stack trace.
 type exitError struct {
@@ -43,7 +55,7 @@ func run(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
-			code = 70
+			code = exitInternal
 		}
 	}()
 	return a.main(args)
@@ -71,8 +83,6 @@ func (a *app) redact(s string) string {
 // app is built once per process and handed to every command. Its fields
 // that touch the disk are lazy, so `hush --version` reads nothing.
 type app struct {
-	// dotEnvFiles are the project's legacy .env files, once the vault is open.
-	dotEnvFiles []config.DotEnvFile
 	ambient     map[string]string // the environment hush was started with (in memory only)
 	stdin       io.Reader
 	stdout      io.Writer
@@ -103,20 +113,69 @@ func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
 	err := cliApp.Run(args)
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	code := 1
+	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+		// An error can carry text from outside: a model server's error
+		// body, a file name. Neither may drive the terminal.
+		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
 	}
 	return code
 }
 
 func (a *app) cliApp() *cli.App {
+	app := a.newCLIApp()
+	hideLeafHelpCommands(app.Commands)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = usageError
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	return app
+}
+
+// hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
+// gives every command from commands that have no subcommands of their own:
+// there it swallowed an argument, so `hush mcp tools h` printed help
+// instead of looking up server h. --help still works everywhere.
+func hideLeafHelpCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		hideLeafHelpCommands(c.Subcommands)
+	}
+}
+
+// usageError reports a bad flag in one line, then the command's usage
+// line: not the whole help around the error twice.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, args := c.App.HelpName, c.App.ArgsUsage
+	if c.Command != nil && c.Command.Name != "" {
+		name, args = c.Command.HelpName, c.Command.ArgsUsage
+	}
+	usage := strings.TrimSpace(name + " [options] " + args)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
 		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",
@@ -130,9 +189,13 @@ func (a *app) cliApp() *cli.App {
 		Reader:    a.stdin,
 		Writer:    a.stdout,
 		ErrWriter: a.stderr,
-		Flags: []cli.Flag{
+		// The root command is chat: its flags work without the word chat
+		// (hush --model x), as other agents' do.
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		},
+		}, append(modelFlagList(), chatFlags()...)...),
+		Action:       a.chatAction,
+		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
 				abs, err := filepath.Abs(d)
@@ -156,9 +219,7 @@ func (a *app) cliApp() *cli.App {
 			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
-		DefaultCommand:  "chat",
-		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
-		HideHelpCommand: true,
+		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
 }
 
@@ -223,7 +284,6 @@ func (a *app) openVault() (*vault.Layered, error) {
 			a.vaultErr = err
 			return
 		}
-		a.dotEnvFiles = fam.Files
 		for _, line := range config.DotEnvWarnings(fam) {
 			fmt.Fprintln(a.stderr, "hush: warning: "+line)
 		}

@@ -153,7 +153,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 			return err
 		}
 		if !ok {
-			return &exitError{1, errors.New("nothing was saved; run `hush setup` again to change an answer")}
+			return &exitError{exitFailure, errors.New("nothing was saved; run `hush setup` again to change an answer")}
 		}
 	}
 
@@ -181,7 +181,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if len(names) > 0 {
 			t, err := controllingTerminal()
 			if err != nil {
-				return &exitError{1, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
+				return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
 			}
 			t.Close()
 		}
@@ -189,10 +189,12 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if err != nil {
 			return err
 		}
-		if len(rep.moved) > 0 {
-			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.moved), ans.Backend)
+		if len(rep.Moved) > 0 {
+			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.Moved), ans.Backend)
 		}
-		rep.warn(a.stderr, cur.Backend)
+		if w := rep.Warning(cur.Backend); w != "" {
+			fmt.Fprintf(a.stderr, "hush: warning: %s\n", w)
+		}
 	} else {
 		for n, v := range extra {
 			if err := a.proxy.Set(n, v); err != nil {

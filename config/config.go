@@ -96,6 +96,10 @@ type Model struct {
 	Name     string `toml:"model"`
 	APIKey   string `toml:"api_key"` // a ${NAME} reference
 	Replay   string `toml:"replay"`  // replay file, for provider = "replay"
+	// ConnectTimeout and FirstByteTimeout bound connecting to the server
+	// and waiting for the first byte of an answer (0: 10s and 2m).
+	ConnectTimeout   Duration `toml:"connect_timeout"`
+	FirstByteTimeout Duration `toml:"first_byte_timeout"`
 }
 
 // VaultConfig picks the vault backend.
