@@ -83,10 +83,10 @@ func (a *app) redact(s string) string {
 // app is built once per process and handed to every command. Its fields
 // that touch the disk are lazy, so `hush --version` reads nothing.
 type app struct {
-	ambient     map[string]string // the environment hush was started with (in memory only)
-	stdin       io.Reader
-	stdout      io.Writer
-	stderr      io.Writer
+	ambient map[string]string // the environment hush was started with (in memory only)
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
 
 	// workDir, when set, replaces the current directory as the project root.
 	workDir string
