@@ -103,7 +103,7 @@ func (a *app) vaultCommand() *cli.Command {
 			},
 			{
 				Name:      "import",
-				Usage:     "move the secrets of a .env file (e.g. a project's legacy .env) into the vault",
+				Usage:     "copy the secrets of a legacy file (.env, .env.local, sub/.env, .envrc …) into the vault",
 				ArgsUsage: "PATH",
 				Description: "Stores every entry of PATH in the vault and reads each back. Names the backend cannot\n" +
 					"store are refused with the reason; a name the vault already holds with another value is\n" +
@@ -383,7 +383,7 @@ func (a *app) vaultImport(path string, opts importOptions) error {
 	} else if !fi.Mode().IsRegular() {
 		return fmt.Errorf("import: %s is not a file", abs)
 	}
-	entries, err := config.LoadDotEnv(abs)
+	entries, err := config.LoadLegacyFile(abs)
 	if err != nil {
 		return err
 	}
@@ -393,7 +393,7 @@ func (a *app) vaultImport(path string, opts importOptions) error {
 	rep := vault.Import(a.proxy, entries, opts.overwrite)
 	where := describeBackend(a.currentBackend(), a.proxy.Backend())
 	if len(rep.Imported) > 0 {
-		fmt.Fprintf(a.stdout, "imported into the vault (%s): %s\n", where, strings.Join(rep.Imported, ", "))
+		fmt.Fprintf(a.stdout, "copied into the vault (%s): %s\n", where, strings.Join(rep.Imported, ", "))
 	}
 	if len(rep.Already) > 0 {
 		fmt.Fprintf(a.stdout, "already in the vault with the same value: %s\n", strings.Join(rep.Already, ", "))
@@ -457,7 +457,7 @@ func (a *app) disposeSource(path string, rep vault.ImportReport, opts importOpti
 		_ = os.Chmod(renamed, 0o600)
 		fmt.Fprintf(a.stdout, "renamed %s to %s (hush no longer reads it; delete it when you no longer need it)\n", path, renamed)
 	default:
-		fmt.Fprintf(a.stdout, "%s is still there: hush still reads it and any tool can read the file; remove it with --delete-source or --rename-source\n", path)
+		fmt.Fprintf(a.stdout, "%s is still there (import copies, it does not move): hush still reads it; delete it, or use --delete-source or --rename-source\n", path)
 	}
 	return nil
 }

@@ -213,13 +213,13 @@ func TestVaultImportDisposesOfTheSource(t *testing.T) {
 		after      string // what is left: "gone", "kept", "renamed"
 	}{
 		{"delete", "A=1\nB_TOKEN=" + canaryValue + "\n", importOptions{deleteSource: true},
-			"imported into the vault (envfile (DATA/vault.env)): A, B_TOKEN\ndeleted PROJECT/.env\n", "", "gone"},
+			"copied into the vault (envfile (DATA/vault.env)): A, B_TOKEN\ndeleted PROJECT/.env\n", "", "gone"},
 		{"rename", "A=1\n", importOptions{renameSource: true},
-			"imported into the vault (envfile (DATA/vault.env)): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
+			"copied into the vault (envfile (DATA/vault.env)): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
 		{"neither, without a terminal", "A=1\n", importOptions{},
-			"imported into the vault (envfile (DATA/vault.env)): A\nPROJECT/.env is still there: hush still reads it and any tool can read the file; remove it with --delete-source or --rename-source\n", "", "kept"},
+			"copied into the vault (envfile (DATA/vault.env)): A\nPROJECT/.env is still there (import copies, it does not move): hush still reads it; delete it, or use --delete-source or --rename-source\n", "", "kept"},
 		{"delete refused when an entry is not stored", "A=1\nBAD.NAME=" + canaryValue + "\n", importOptions{deleteSource: true},
-			"imported into the vault (envfile (DATA/vault.env)): A\nrefused: secret name \"BAD.NAME\" cannot be stored: use letters, digits and _, not starting with a digit\n",
+			"copied into the vault (envfile (DATA/vault.env)): A\nrefused: secret name \"BAD.NAME\" cannot be stored: use letters, digits and _, not starting with a digit\n",
 			"not deleting PROJECT/.env: 1 entr(ies) are not in the vault (listed above); fix them, or keep the file aside with --rename-source", "kept"},
 	}
 	for _, tt := range tests {
