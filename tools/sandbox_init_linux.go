@@ -303,8 +303,8 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		hush_sb_die("make / private", NULL);
 	}
-	// The empty file bound over masked files lives on a private tmpfs,
-	// mounted for a moment over /proc, which the new /proc then covers.
+	// The empty file bound over masked files lives on a private scratch
+	// tmpfs over /proc, which the namespace's own /proc then covers.
 	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
 		hush_sb_die("mount a tmpfs for the empty file", NULL);
 	}
@@ -337,9 +337,9 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (root) {
 		hush_sb_minimal_dev();
 	}
-	if (umount2("/proc", MNT_DETACH) != 0) {
-		hush_sb_die("unmount the empty file's tmpfs", NULL);
-	}
+	// The scratch tmpfs stays under the namespace's /proc, which the init
+	// below mounts over it: unmounting it here would wait for an RCU grace
+	// period on every call, and the namespace's end frees it with the rest.
 	if (net) {
 		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		struct ifreq ifr;

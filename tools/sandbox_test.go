@@ -9,12 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -53,7 +55,7 @@ type attacker struct {
 	cred *syscall.Credential // nil: the test's own user
 }
 
-func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out *bytes.Buffer) Spec {
+func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out io.Writer) Spec {
 	base := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, {Name: "HOME", Value: dir}}
 	return Spec{Path: "bash", Args: []string{"-c", script}, Dir: dir, Env: append(base, env...),
 		Stdout: out, Stderr: out, Credential: a.cred, Sandbox: sb, KillGrace: time.Second}
@@ -249,9 +251,9 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 		// Sandboxed, then the control: a sibling and an attacker both
 		// unsandboxed, as before the sandbox.
 		for _, sb := range []*Sandbox{w.sandbox(), nil} {
-			var sibOut bytes.Buffer
+			sibOut := new(lockedBuffer)
 			sib, err := Command(context.Background(), a.spec(w.project, Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}},
-				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, &sibOut))
+				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, sibOut))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,6 +403,24 @@ printf 'null:'; echo x > /dev/null && echo ok; printf 'zero:'; head -c 4 /dev/ze
 			os.Remove(w.project + "/blk")
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a test may read while a child writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // waitForSome waits up to d for a process whose command line holds mark.
