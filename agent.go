@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -16,7 +14,7 @@ import (
 // modelFlags are the flags that pick the model, shared by chat and run.
 type modelFlags struct {
 	provider, baseURL, model, replay string
-	yes, json                        bool
+	yes, json, plain                 bool
 }
 
 // sessionOptions is everything needed to start an agent session.
@@ -72,11 +70,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// runTurn runs one turn with Ctrl-C (ctx) cancelling it.
-func runTurn(ctx context.Context, agent *executor.Agent, history []provider.Message, prompt string) ([]provider.Message, error) {
-	return agent.Turn(ctx, history, strings.TrimSpace(prompt))
 }
 
 // transcriptPath is the session's transcript file in the data dir.

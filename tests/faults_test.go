@@ -331,4 +331,3 @@ func TestChatEndsOnHangupAndTerm(t *testing.T) {
 		})
 	}
 }
-

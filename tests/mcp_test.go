@@ -115,7 +115,8 @@ decision = "allow"
 	// The server needs a secret: hush asks before the first prompt.
 	tm.expect("mcp:everything wants the secret GRANTED", 30*time.Second)
 	tm.send("\r") // allow once
-	tm.expect("› ", 30*time.Second)
+	// The chat's banner, not "› ": the approval's cursor is one too.
+	tm.expect("Ctrl-C stops a turn", 30*time.Second)
 	tm.send("start a watcher and check the MCP server\r")
 	tm.expect("background wants the secret GRANTED", 30*time.Second)
 	tm.send("\r")

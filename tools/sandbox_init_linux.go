@@ -11,7 +11,8 @@ package tools
 // priority than any other, sees that argv[0] and never returns to the Go
 // runtime. It unshares new user, mount and PID namespaces (and network,
 // when the tool's network is off) with the user mapped to itself, hides each masked
-// path, brings up lo, drops root's capabilities to Docker's default set,
+// path, gives root a /dev without disks, brings up lo, drops root's
+// capabilities to Docker's default set,
 // sets no_new_privs and a Landlock scope, and forks the namespace's init,
 // which mounts the namespace's /proc, forks and execs the tool, reaps
 // orphans and exits with the tool's status — which kills everything left
@@ -177,6 +178,51 @@ static void hush_sb_drop_caps(void) {
 
 static void hush_sb_noop(int sig) { (void)sig; }
 
+// hush_sb_minimal_dev replaces /dev, for root, with a tmpfs holding only
+// what programs need: null, zero, full, random, urandom and tty bound from
+// the host, a devpts of its own, a tmpfs /dev/shm and the usual links. A
+// root tool keeps root's ownership of the host's device nodes, so the
+// host's /dev would let it read a disk — and the vault file on it — raw.
+// It is built on the scratch tmpfs (/proc here) and moved into place.
+static void hush_sb_minimal_dev(void) {
+	if (mkdir("/proc/dev", 0755) != 0 ||
+	    mount("tmpfs", "/proc/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0) {
+		hush_sb_die("make a minimal /dev", NULL);
+	}
+	const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty", 0};
+	char src[64], dst[64];
+	for (int i = 0; nodes[i]; i++) {
+		snprintf(src, sizeof src, "/dev/%s", nodes[i]);
+		snprintf(dst, sizeof dst, "/proc/dev/%s", nodes[i]);
+		int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			hush_sb_die("make a minimal /dev", dst);
+		}
+		close(fd);
+		if (mount(src, dst, NULL, MS_BIND, NULL) != 0) {
+			hush_sb_die("make a minimal /dev", src);
+		}
+	}
+	if (mkdir("/proc/dev/pts", 0755) != 0 ||
+	    mount("devpts", "/proc/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/pts");
+	}
+	if (mkdir("/proc/dev/shm", 01777) != 0 ||
+	    mount("tmpfs", "/proc/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/shm");
+	}
+	const char *links[][2] = {{"pts/ptmx", "/proc/dev/ptmx"}, {"/proc/self/fd", "/proc/dev/fd"},
+		{"/proc/self/fd/0", "/proc/dev/stdin"}, {"/proc/self/fd/1", "/proc/dev/stdout"}, {"/proc/self/fd/2", "/proc/dev/stderr"}, {0, 0}};
+	for (int i = 0; links[i][0]; i++) {
+		if (symlink(links[i][0], links[i][1]) != 0) {
+			hush_sb_die("make a minimal /dev", links[i][1]);
+		}
+	}
+	if (mount("/proc/dev", "/dev", NULL, MS_MOVE, NULL) != 0) {
+		hush_sb_die("make a minimal /dev", "/dev");
+	}
+}
+
 // hush_sb_wait waits for pid and exits with its status; other children
 // (orphans of the namespace, for its init) are reaped on the way.
 static void hush_sb_wait(pid_t pid) {
@@ -257,8 +303,8 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		hush_sb_die("make / private", NULL);
 	}
-	// The empty file bound over masked files lives on a private tmpfs,
-	// mounted for a moment over /proc, which the new /proc then covers.
+	// The empty file bound over masked files lives on a private scratch
+	// tmpfs over /proc, which the namespace's own /proc then covers.
 	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
 		hush_sb_die("mount a tmpfs for the empty file", NULL);
 	}
@@ -288,9 +334,12 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 			}
 		}
 	}
-	if (umount2("/proc", MNT_DETACH) != 0) {
-		hush_sb_die("unmount the empty file's tmpfs", NULL);
+	if (root) {
+		hush_sb_minimal_dev();
 	}
+	// The scratch tmpfs stays under the namespace's /proc, which the init
+	// below mounts over it: unmounting it here would wait for an RCU grace
+	// period on every call, and the namespace's end frees it with the rest.
 	if (net) {
 		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		struct ifreq ifr;
