@@ -65,6 +65,11 @@ type SandboxState struct {
 	// LandlockABI is the kernel's Landlock version (0: none). From 6 the
 	// sandbox scopes abstract unix sockets and signals.
 	LandlockABI int
+	// LandlockOnly: the namespaces are refused, and host tools get the
+	// second layer alone — no_new_privs and the Landlock scope (no signal
+	// to hush or another process outside the tool, no abstract socket).
+	// Every other protection is off, with Reason.
+	LandlockOnly bool
 	Protections []Protection
 }
 
