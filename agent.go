@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -75,11 +73,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// runTurn runs one turn with Ctrl-C (ctx) cancelling it.
-func runTurn(ctx context.Context, agent *executor.Agent, history []provider.Message, prompt string) ([]provider.Message, error) {
-	return agent.Turn(ctx, history, strings.TrimSpace(prompt))
 }
 
 // transcriptPath is the session's transcript file in the data dir.
