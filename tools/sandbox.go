@@ -70,7 +70,7 @@ type SandboxState struct {
 	// to hush or another process outside the tool, no abstract socket).
 	// Every other protection is off, with Reason.
 	LandlockOnly bool
-	Protections []Protection
+	Protections  []Protection
 }
 
 // Protection returns the named protection.
