@@ -13,6 +13,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
@@ -241,6 +242,11 @@ func (a *app) init() error {
 		if a.initErr == nil {
 			a.initErr = a.withProjectConfig()
 		}
+		if a.initErr == nil {
+			for _, w := range selftest.LiteralSecrets(a.cfg, nil) {
+				fmt.Fprintln(a.stderr, "hush: warning: "+w)
+			}
+		}
 		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
 			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
 		}
@@ -272,23 +278,32 @@ func (a *app) openVault() (*vault.Layered, error) {
 			a.vaultErr = err
 			return
 		}
-		dotEnvPath := filepath.Join(dir, ".env")
-		dotEnv, err := config.LoadDotEnv(dotEnvPath)
+		// Every .env, .env.* and .envrc in the project is a legacy source.
+		fam, err := config.LoadDotEnvFamily(dir)
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		if len(dotEnv) > 0 {
-			fmt.Fprintf(a.stderr, "hush: warning: %s holds %d secret(s) in the project directory; move them into the vault with `hush vault import %s`\n",
-				dotEnvPath, len(dotEnv), dotEnvPath)
+		for _, line := range config.DotEnvWarnings(fam) {
+			fmt.Fprintln(a.stderr, "hush: warning: "+line)
 		}
 		// A process variable is a secret when its name or its value says so
-		// (DATABASE_URL=postgres://u:pw@h/db), so it is redacted and can be
-		// granted by name.
+		// (DATABASE_URL=postgres://u:pw@h/db), so it can be granted by name;
+		// its value is also scrubbed and refused in command lines when it
+		// looks like a credential (tools.LooksLikeSecret).
 		isCred := func(name string) bool {
 			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
 		}
-		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
+		dotEnv := fam.Merged
+		marked := map[string]bool{}
+		for _, n := range a.cfg.Vault.Secret {
+			marked[n] = true
+		}
+		isSecretValue := func(name, value string) bool {
+			return marked[strings.SplitN(name, "@", 2)[0]] || tools.LooksLikeSecret(value)
+		}
+		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, DotEnvShadowed: fam.Shadowed, Process: a.ambient,
+			IsCredential: isCred, IsSecretValue: isSecretValue}
 		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr

@@ -188,10 +188,12 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if err != nil {
 			return err
 		}
-		if len(rep.moved) > 0 {
-			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.moved), ans.Backend)
+		if len(rep.Moved) > 0 {
+			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.Moved), ans.Backend)
 		}
-		rep.warn(a.stderr, cur.Backend)
+		if w := rep.Warning(cur.Backend); w != "" {
+			fmt.Fprintf(a.stderr, "hush: warning: %s\n", w)
+		}
 	} else {
 		for n, v := range extra {
 			if err := a.proxy.Set(n, v); err != nil {

@@ -192,7 +192,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
-	if err := addInProcessTools(reg, opts); err != nil {
+	if err := addInProcessTools(reg, opts, masks); err != nil {
 		transcriptFile.Close()
 		return nil, err
 	}
@@ -277,14 +277,12 @@ func systemPrompt(opts Options, reg *executor.Registry) (string, string, error) 
 	return prompt, Loaded(ins), err
 }
 
-// addInProcessTools registers the file tools, which apply the mask list
+// addInProcessTools registers the file tools, which apply the session's
+// mask list (the sandbox's own, [sandbox] allow and hide included)
 // themselves, and the http tool, which holds no vault.
-func addInProcessTools(reg *executor.Registry, opts Options) error {
-	amb := opts.Ambient
-	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: amb["HOME"], ConfigDir: opts.Dirs.Config, DataDir: opts.Dirs.Data,
-		RuntimeDir: amb["XDG_RUNTIME_DIR"], BusAddress: amb["DBUS_SESSION_BUS_ADDRESS"], DockerHost: amb["DOCKER_HOST"], Project: opts.Dir})
-	if err != nil {
-		return err
+func addInProcessTools(reg *executor.Registry, opts Options, masks *tools.MaskSet) error {
+	if masks == nil {
+		return errors.New("the file tools need the session's mask list")
 	}
 	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
 		reg.Add(t)
