@@ -557,6 +557,7 @@ func (a *app) vaultReveal(name string) error {
 	var audit *auditlog.Log
 	if a.init() == nil {
 		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
+		audit.Notice = a.warn
 	}
 	record := func(d executor.Decision, source string) {
 		_ = audit.Record(auditlog.Entry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
