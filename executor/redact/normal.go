@@ -532,7 +532,7 @@ func floorDiv(a, b int64) int64 {
 func tailMayBegin(f family, t []byte) bool {
 	switch f {
 	case famWrap:
-		return bytes.IndexAny(t, "\r\n") >= 0
+		return bytes.ContainsAny(t, "\r\n")
 	case famPct:
 		return bytes.IndexByte(t, '%') >= 0
 	case famJSON, famShell:
