@@ -194,7 +194,7 @@ func (a *app) newCLIApp() *cli.App {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
 		}, append(modelFlagList(), chatFlags()...)...),
-		Action:       a.chatAction,
+		Action:       a.rootAction,
 		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
