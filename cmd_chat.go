@@ -12,8 +12,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -54,10 +56,16 @@ func (a *app) chatCommand() *cli.Command {
 
 // chatAction is chat's action, also the root command's: the model flags
 // work as `hush --model x` as well as `hush chat --model x`.
-func (a *app) chatAction(c *cli.Context) error {
+func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false) }
+
+// rootAction is the root command's action: chat, where a word that is not
+// a command is one mistyped.
+func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
+
+func (a *app) chatActionAt(c *cli.Context, root bool) error {
 	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
-		if c.Command == nil || c.Command.Name == "" { // hush frobnicate
+		if root { // hush frobnicate
 			return unknownCommand(c.Args().First())
 		}
 		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
@@ -195,14 +203,14 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	a.resolveBackground()
 
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	var terminated sync.Once
-	termed := false
+	var stoppedBy os.Signal // SIGHUP (the terminal closed) or SIGTERM
 	go func() {
 		for s := range sigs {
-			if s == syscall.SIGTERM {
-				terminated.Do(func() { termed = true })
+			if s == syscall.SIGTERM || s == syscall.SIGHUP {
+				terminated.Do(func() { stoppedBy = s })
 				chat.Stop()
 				return
 			}
@@ -212,8 +220,8 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	err = chat.Run()
 	terminated.Do(func() {})
 	switch {
-	case termed:
-		return &exitError{exitTerminated, errors.New("terminated; the running tool was stopped")}
+	case stoppedBy != nil:
+		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
 	case errors.Is(err, ui.ErrInterrupted):
 		return nil
 	}
@@ -288,10 +296,11 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	var mu sync.Mutex
 	var cancelTurn context.CancelFunc
+	var turnDone chan struct{} // closed when the running turn has returned
 	quit := make(chan struct{})
 	go func() {
 		for {
@@ -300,18 +309,26 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 				return
 			case s := <-sigs:
 				mu.Lock()
-				c := cancelTurn
+				c, done := cancelTurn, turnDone
 				mu.Unlock()
+				if s == syscall.SIGHUP || s == syscall.SIGTERM {
+					// The terminal closed, or hush was told to stop: end
+					// the turn as Ctrl-C would (its tools' processes are
+					// killed), then stop background processes and MCP
+					// servers, then exit 129 / 143.
+					if c != nil {
+						c()
+						select {
+						case <-done:
+						case <-time.After(10 * time.Second):
+						}
+					}
+					closeFn()
+					exitNow(signalExit(s).code)
+				}
 				if c != nil {
 					c()
 					continue
-				}
-				if s == syscall.SIGTERM {
-					// Stop background processes and MCP servers first:
-					// the kernel's parent-death signal reaches only
-					// direct children.
-					closeFn()
-					exitNow(exitTerminated)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
 			}
@@ -335,27 +352,30 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 			return nil
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
 		mu.Lock()
-		cancelTurn = cancel
+		cancelTurn, turnDone = cancel, done
 		mu.Unlock()
+		endTurn := func() {
+			mu.Lock()
+			cancelTurn, turnDone = nil, nil
+			mu.Unlock()
+			close(done)
+		}
 		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
 			a.chatSessionCommand(ctx, a.stdout, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
-			mu.Lock()
-			cancelTurn = nil
-			mu.Unlock()
+			endTurn()
 			cancel()
 			continue
 		}
 		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
 		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+		endTurn()
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
 		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
 		default:
 			fmt.Fprintln(a.stdout)
 			if agent.NeedsCompaction(&conv, res.Context) {

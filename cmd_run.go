@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
@@ -55,7 +52,8 @@ func (a *app) runCommand() *cli.Command {
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
-			"3 the turn ended with a denied tool run or secret, 130 interrupted.",
+			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
+			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -134,7 +132,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		}
 		stream.SessionStarted(info)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSig, stop := notifyStop(context.Background())
 	defer stop()
 	if agent.NeedsCompaction(&conv, 0) {
 		c, err := agent.Compact(ctx, &conv, 0)
@@ -153,7 +151,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, &exitError{exitInterrupted, errors.New("interrupted; the running tool was stopped")})
+		return runFailed(stream, events.KindInterrupted, signalExit(stopSig.get()))
 	case errors.Is(err, executor.ErrModel):
 		return runFailed(stream, events.KindModel, err)
 	case errors.Is(err, executor.ErrMaxSteps):
@@ -174,7 +172,7 @@ func runFailed(stream *events.Writer, kind string, err error) error {
 	if !errors.As(err, &ee) {
 		ee = &exitError{exitFailure, err}
 	}
-	if ee.code == 130 {
+	if ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitHangup {
 		kind = events.KindInterrupted
 	}
 	if stream != nil {

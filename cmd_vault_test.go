@@ -113,17 +113,6 @@ var moveSecretsValues = map[string]string{
 
 const canaryValue = "zq9MOVEcanary"
 
-func envfileWith(t *testing.T, kv map[string]string) *vault.EnvFile {
-	t.Helper()
-	e := vault.NewEnvFile(filepath.Join(t.TempDir(), vault.EnvFileName))
-	for k, v := range kv {
-		if err := e.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e
-}
-
 // TestBackendSwitchToKeyring: the real keyring, registered through the
 // vault registry as "keyring" — first wrapped to fail after three writes,
 // then as it is. The failed switch leaves the file and config.toml as they

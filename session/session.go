@@ -29,6 +29,7 @@ import (
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/files"
 	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/vault"
@@ -169,6 +170,20 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	id := NewID("")
 	var transcriptFile *os.File
 	priorTurns := 0
+	if r := opts.Resume; r != nil {
+		id = r.ID
+	}
+	if dt, ok := dockerTool.(dockerbash.Tool); ok {
+		// Its containers carry the session; those a hush that is gone
+		// left behind (killed, or cut off from the engine) go now.
+		dt.Session = id
+		dockerTool = dt
+		for _, l := range dockerbash.RemoveLeftovers(ctx, opts.Ambient) {
+			if opts.Stderr != nil {
+				fmt.Fprintf(opts.Stderr, "hush: %s\n", l.Describe())
+			}
+		}
+	}
 	if r := opts.Resume; r != nil {
 		id, priorTurns = r.ID, r.LastTurn
 		transcriptFile, err = transcript.Reopen(r)

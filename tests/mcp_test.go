@@ -65,8 +65,8 @@ func processesWith(marker string) []string {
 		if len(cmdline) == 0 {
 			continue // a zombie or a kernel thread
 		}
-		if bytes.HasPrefix(cmdline, []byte("hush-sandbox-init\x00")) {
-			continue // a tool's sandbox init, which carries its environment and dies with it
+		if bytes.HasPrefix(cmdline, []byte("hush-sandbox-init\x00")) || bytes.HasPrefix(cmdline, []byte("hush-reaper\x00")) {
+			continue // a tool's sandbox init or reaper, which carries its environment and dies with it
 		}
 		environ, _ := os.ReadFile(filepath.Join(d, "environ"))
 		if bytes.HasPrefix(cmdline, []byte(marker)) || bytes.Contains(environ, []byte(marker)) {

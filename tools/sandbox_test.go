@@ -572,9 +572,15 @@ func TestSandboxRefusedHere(t *testing.T) {
 	if want := "host tools run without a sandbox: user namespaces are off (sysctl user.max_user_namespaces = 0)"; st.Reason != want {
 		t.Errorf("reason %q, want %q", st.Reason, want)
 	}
+	// The second layer: Landlock's scope (this kernel has ABI 6 or later),
+	// and no_new_privs; everything else is off, with the reason.
+	if !st.LandlockOnly {
+		t.Fatalf("no Landlock-only layer on a kernel with Landlock ABI %d", st.LandlockABI)
+	}
 	for _, p := range st.Protections {
-		if p.On || p.Why != st.Reason {
-			t.Errorf("protection %s: on=%v why=%q, want off with the reason", p.Name, p.On, p.Why)
+		second := p.Name == ProtectAbstract || p.Name == ProtectNoPrivs
+		if p.On != second || (!second && p.Why != st.Reason) {
+			t.Errorf("protection %s: on=%v why=%q", p.Name, p.On, p.Why)
 		}
 	}
 	dir := t.TempDir()
@@ -582,9 +588,18 @@ func TestSandboxRefusedHere(t *testing.T) {
 	if !errors.Is(err, ErrSandboxRefused) || !strings.Contains(err.Error(), "user.max_user_namespaces = 0") {
 		t.Errorf("required: err = %v, want ErrSandboxRefused naming the setting", err)
 	}
-	// Not required: the tool runs, without the sandbox (the control).
-	out := attacker{}.run(t, dir, nil, "echo ran; ls /proc | grep -c '^[0-9]'", &Sandbox{})
+	// Not required: the tool runs under the Landlock scope alone, which
+	// keeps it from signalling this process; unsandboxed it can (the
+	// control).
+	script := fmt.Sprintf("echo ran; kill -0 %d && echo signalled", os.Getpid())
+	out := attacker{}.run(t, dir, nil, script, &Sandbox{})
 	if !strings.HasPrefix(out, "ran\n") {
 		t.Errorf("an unrequired sandbox the kernel refuses kept the tool from running: %q", out)
+	}
+	if strings.Contains(out, "signalled") {
+		t.Errorf("under the Landlock scope the tool signalled hush: %q", out)
+	}
+	if out := (attacker{}).run(t, dir, nil, script, nil); !strings.Contains(out, "signalled") {
+		t.Errorf("control: an unsandboxed tool could not signal this process: %q", out)
 	}
 }
