@@ -212,6 +212,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
+	if stderr := opts.Stderr; stderr != nil {
+		audit.Notice = func(s string) { fmt.Fprintf(stderr, "hush: warning: %s\n", s) }
+	}
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -246,7 +249,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcriptFile,
+		Transcript: &reportingWriter{f: transcriptFile, notice: opts.Model.Notice},
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),
