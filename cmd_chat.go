@@ -56,10 +56,16 @@ func (a *app) chatCommand() *cli.Command {
 
 // chatAction is chat's action, also the root command's: the model flags
 // work as `hush --model x` as well as `hush chat --model x`.
-func (a *app) chatAction(c *cli.Context) error {
+func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false) }
+
+// rootAction is the root command's action: chat, where a word that is not
+// a command is one mistyped.
+func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
+
+func (a *app) chatActionAt(c *cli.Context, root bool) error {
 	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
-		if c.Command == nil || c.Command.Name == "" { // hush frobnicate
+		if root { // hush frobnicate
 			return unknownCommand(c.Args().First())
 		}
 		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}

@@ -29,6 +29,7 @@ import (
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/files"
 	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/vault"
@@ -170,6 +171,20 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	var transcriptFile *os.File
 	priorTurns := 0
 	if r := opts.Resume; r != nil {
+		id = r.ID
+	}
+	if dt, ok := dockerTool.(dockerbash.Tool); ok {
+		// Its containers carry the session; those a hush that is gone
+		// left behind (killed, or cut off from the engine) go now.
+		dt.Session = id
+		dockerTool = dt
+		for _, l := range dockerbash.RemoveLeftovers(ctx, opts.Ambient) {
+			if opts.Stderr != nil {
+				fmt.Fprintf(opts.Stderr, "hush: %s\n", l.Describe())
+			}
+		}
+	}
+	if r := opts.Resume; r != nil {
 		id, priorTurns = r.ID, r.LastTurn
 		transcriptFile, err = transcript.Reopen(r)
 	} else {
@@ -197,6 +212,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
+	if stderr := opts.Stderr; stderr != nil {
+		audit.Notice = func(s string) { fmt.Fprintf(stderr, "hush: warning: %s\n", s) }
+	}
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -231,7 +249,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcriptFile,
+		Transcript: &reportingWriter{f: transcriptFile, notice: opts.Model.Notice},
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),

@@ -51,6 +51,8 @@ type fakeModel struct {
 	// the number of model answers after it, so a resumed session gets the
 	// step its new turn needs.
 	stepFor func(prompt string, answers int) (step, bool)
+	// models, if set, is served as GET /v1/models (else 404).
+	models []string
 }
 
 func newFakeModel(t *testing.T, steps ...step) *fakeModel {
@@ -84,6 +86,14 @@ func (f *fakeModel) Requests() int {
 }
 
 func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/models" && f.models != nil {
+		var data []map[string]string
+		for _, m := range f.models {
+			data = append(data, map[string]string{"id": m, "object": "model"})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return

@@ -33,7 +33,10 @@ package tools
 // 1.6-2.0x a bare exec of about 1 ms), 8-19 ms through bwrap (8-17x).
 //
 // The plan (fd 3, or in memory for hush_sb_spawn) is NUL-separated: the
-// magic, a flags word, then one "F<path>" or "D<path>" per mask. Flags: N
+// magic, a flags word, one "P<path>" per directory above hush's own dirs,
+// outermost first (bound onto itself, recursively: it stays as it was, but
+// a mount point cannot be renamed or removed), then one "F<path>" or
+// "D<path>" per mask. Flags: N
 // a network namespace with only lo; T probe: stop once the namespace's
 // /proc is mounted, exit 0; L Landlock only, where the kernel refuses the
 // namespaces: no_new_privs and the Landlock scope, then exec the tool in
@@ -316,6 +319,13 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 			if (hush_sb_readonly(p) != 0) {
 				hush_sb_die("make read-only", p);
 			}
+		} else if (*m == 'P') {
+			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("pin", p);
+			}
 		} else if (*m == 'D') {
 			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {
 				if (hush_sb_skippable(errno)) {
@@ -323,6 +333,16 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 				}
 				hush_sb_die("hide", p);
 			}
+		}
+	}
+	// The working directory was entered before any of these mounts: left
+	// as it is, it stays on the mount underneath a pinned directory above
+	// it, where relative paths see none of the masks on top. Enter it again
+	// by its path, through the mounts as they are now.
+	{
+		char cwd[4096];
+		if (getcwd(cwd, sizeof cwd) == NULL || chdir(cwd) != 0) {
+			hush_sb_die("enter the working directory again", NULL);
 		}
 	}
 	if (root) {
