@@ -103,7 +103,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	session := mcpSessionName("mcp")
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
 	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: a.scrub,
-		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version,
+		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version, HTTPClient: a.httpClient(),
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})
 	if err != nil {
 		return nil, err
@@ -124,8 +124,11 @@ func (a *app) mcpList(noStart bool) error {
 			if s.Disabled {
 				state = mcp.Disabled
 			}
-			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state,
-				Command: strings.Join(append([]string{s.Command}, s.Args...), " ")})
+			command := strings.Join(append([]string{s.Command}, s.Args...), " ")
+			if s.URL != "" {
+				command = mcp.DisplayEndpoint(s)
+			}
+			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state, Command: command})
 		}
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -287,6 +290,15 @@ func (a *app) mcpImport(src string, replace bool) error {
 		}
 		report = append(report, lines...)
 		s.Env = env
+		if len(s.Headers) > 0 {
+			headers, lines, hrefs, err := a.mcpImportHeaders(lv, held, name, s.Headers)
+			if err != nil {
+				return fmt.Errorf("server %q: %w", name, err)
+			}
+			report = append(report, lines...)
+			s.Headers = headers
+			refs = append(refs, hrefs...)
+		}
 		add[name] = s
 		for _, r := range refs {
 			rules = append(rules, fmt.Sprintf("[[rules]]\ngate = \"vault.read:%s\"\nsubject = %q\ndecision = \"allow\"", r, mcp.Subject(name)))
@@ -403,6 +415,27 @@ func (a *app) mcpImportEnv(lv *vault.Layered, held *tools.SecretSet, server stri
 		}
 	}
 	return out, lines, dedupe(refs), nil
+}
+
+// mcpImportHeaders is mcpImportEnv for a remote server's headers: a
+// literal credential (Authorization: Bearer …) moves into the vault under
+// the header's name in capitals (AUTHORIZATION, X_API_KEY).
+func (a *app) mcpImportHeaders(lv *vault.Layered, held *tools.SecretSet, server string, in map[string]string) (map[string]string, []string, []string, error) {
+	byName := map[string]string{}
+	header := map[string]string{}
+	for k, v := range in {
+		n := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(k))
+		byName[n], header[n] = v, k
+	}
+	conv, lines, refs, err := a.mcpImportEnv(lv, held, server, byName)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := map[string]string{}
+	for n, v := range conv {
+		out[header[n]] = v
+	}
+	return out, lines, refs, nil
 }
 
 // mcpStoreSecret stores value under name in the vault backend, or under

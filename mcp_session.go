@@ -69,7 +69,7 @@ func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *auditlog.
 	}
 	mgr, err := mcp.NewManager(mcp.Options{
 		Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: scrub,
-		Grant: mcpGrant(gate, audit, session, lv), Version: version,
+		Grant: mcpGrant(gate, audit, session, lv), Version: version, HTTPClient: a.httpClient(),
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter,
 	})
 	if err != nil {
@@ -94,7 +94,11 @@ func (a *app) mcpServers() ([]mcp.Server, error) {
 	}
 	out := make([]mcp.Server, 0, len(named))
 	for _, n := range named {
-		out = append(out, mcp.Server{Name: n.Name, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
+		transport := ""
+		if n.Remote() {
+			transport = n.Transport()
+		}
+		out = append(out, mcp.Server{Name: n.Name, URL: n.URL, Transport: transport, Headers: n.Headers, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
 			StartTimeout: n.StartTimeout.Duration, CallTimeout: n.Timeout.Duration, Disabled: n.Disabled, Source: n.Source})
 	}
 	return out, nil
