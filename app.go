@@ -85,6 +85,10 @@ type app struct {
 	cfg     config.Config
 	initErr error
 
+	masksOnce sync.Once
+	masks     *tools.MaskSet // the sandbox's mask list (sandbox_wiring.go)
+	masksErr  error
+
 	vaultOnce sync.Once
 	vault     *vault.Layered
 	proxy     *vault.Proxy
@@ -146,6 +150,7 @@ func (a *app) cliApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
 		DefaultCommand:  "chat",

@@ -27,9 +27,14 @@ import (
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
 func (a *app) sessionTools(ctx context.Context, gate executor.Gate, audit *auditlog.Log, session string, lv *vault.Layered, scrub *executor.SecretCache, dir string) ([]executor.Tool, func(), error) {
+	bgBox, err := a.hostSandbox(background.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	bg, err := background.New(background.Options{
 		LogDir:  filepath.Join(a.dirs.Data, "background", session),
 		Secrets: scrub,
+		Sandbox: bgBox,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -67,7 +72,12 @@ func (a *app) startMCP(ctx context.Context, gate executor.Gate, audit *auditlog.
 	if err != nil {
 		return nil, err
 	}
+	box, err := a.hostSandbox("mcp")
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := mcp.NewManager(mcp.Options{
+		Sandbox: box,
 		Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: scrub,
 		Grant: mcpGrant(gate, audit, session, lv), Version: version, HTTPClient: a.httpClient(),
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter,

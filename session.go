@@ -83,7 +83,14 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	}
 
 	bashCfg := a.cfg.Tools[bash.Name]
-	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: a.cfg.Unsafe.SecretsInArgv})
+	bashBox, err := a.hostSandbox(bash.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := a.sandboxNotice(); n != "" {
+		fmt.Fprintf(a.stderr, "hush: %s\n", n)
+	}
+	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: a.cfg.Unsafe.SecretsInArgv, Sandbox: bashBox})
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
@@ -192,7 +199,7 @@ func (a *app) addInProcessTools(reg *executor.Registry, dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range files.Tools(masks.Masked) {
+	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
 		reg.Add(t)
 	}
 	h := a.cfg.Tools[httptool.Name]

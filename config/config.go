@@ -35,7 +35,26 @@ type Config struct {
 	Turn  TurnConfig            `toml:"turn"`
 	// Compaction is [compaction]: when a long conversation is summarized.
 	Compaction Compaction `toml:"compaction"`
-	Unsafe     Unsafe     `toml:"unsafe"`
+	// Sandbox is how host tools are contained (Linux).
+	Sandbox SandboxConfig `toml:"sandbox"`
+	Unsafe  Unsafe        `toml:"unsafe"`
+}
+
+// SandboxConfig is [sandbox]: every host tool (bash, background processes,
+// MCP servers) runs in a sandbox of its own that hides hush's files, the
+// keyring and Docker sockets, the project's .env files and the home
+// directory's credential stores (tools.MaskSet owns the list).
+type SandboxConfig struct {
+	// Required refuses to run host tools where the kernel refuses the
+	// sandbox, instead of running them without it.
+	Required bool `toml:"required"`
+	// Docker leaves the Docker socket reachable (a tool that runs docker).
+	Docker bool `toml:"docker"`
+	// Allow re-opens hidden paths at or below these ("~/.ssh", "~/.aws");
+	// Hide hides more. "~/" is the home directory; a relative path is
+	// relative to the project.
+	Allow []string `toml:"allow"`
+	Hide  []string `toml:"hide"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
@@ -51,13 +70,16 @@ type Unsafe struct {
 	NoMountMask bool `toml:"no_mount_mask"`
 	// NoRedaction passes tool output through unredacted.
 	NoRedaction bool `toml:"no_redaction"`
+	// NoSandbox runs host tools without the sandbox (`hush audit
+	// --sandbox off` sets it in the audit's own config).
+	NoSandbox bool `toml:"no_sandbox"`
 }
 
 // Any reports whether any protection is switched off, and which.
 func (u Unsafe) Any() []string {
 	var on []string
 	for name, set := range map[string]bool{"no_credential_filter": u.NoCredentialFilter, "secrets_in_argv": u.SecretsInArgv,
-		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction} {
+		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction, "no_sandbox": u.NoSandbox} {
 		if set {
 			on = append(on, name)
 		}
@@ -297,6 +319,21 @@ func (c *Config) validate() error {
 	for _, name := range sortedKeys(c.MCP) {
 		if err := c.MCP[name].Check(); err != nil {
 			return fmt.Errorf("mcp.%s: %v", name, err)
+		}
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"sandbox.allow", c.Sandbox.Allow}, {"sandbox.hide", c.Sandbox.Hide}} {
+		for _, p := range l.paths {
+			switch {
+			case strings.TrimSpace(p) == "":
+				return fmt.Errorf("%s: an entry is empty", l.key)
+			case strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
+				return fmt.Errorf("%s: %q: only ~/ (your own home) is expanded", l.key, p)
+			case strings.ContainsRune(p, 0):
+				return fmt.Errorf("%s: %q holds a NUL byte", l.key, p)
+			}
 		}
 	}
 	if c.Turn.MaxSteps < 0 {

@@ -323,6 +323,9 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
 		Secrets:      secrets,
 		Output:       out,
+		Confirm: func(gateID, detail string) (Verdict, error) {
+			return gate.Decide(ctx, Request{GateID: gateID, Subject: name, Turn: turn, Detail: detail})
+		},
 	}
 	if a.Policy != nil {
 		tc.Policy = a.Policy(name)

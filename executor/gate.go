@@ -29,6 +29,9 @@ const (
 const (
 	GateToolRun   = "tool.run:"
 	GateVaultRead = "vault.read:"
+	// GateToolKeep is "tool.keep:<tool>": a process that outlives hush
+	// (background keep), and with it its sandbox. --yes never approves it.
+	GateToolKeep = "tool.keep:"
 )
 
 // Request is one question to the gate.

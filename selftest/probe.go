@@ -17,10 +17,10 @@ import (
 )
 
 // The probe is hush itself, run as `hush __probe` by a tool under test. It
-// reports what that tool could see, hex-encoded so the redactor between the
-// tool and the audit does not hide a leak (it scrubs values and their
-// base64 and URL forms, not hex): the audit decodes the report and looks for
-// its canaries. The probe never learns a canary; it only copies bytes.
+// reports what that tool could see, encoded (encode.go) so the redactor
+// between the tool and the audit does not hide a leak (it scrubs a value's
+// literal, base64, URL and hex forms): the audit decodes the report and
+// looks for its canaries. The probe never learns a canary; it only copies bytes.
 
 // probeMarker starts the report line in a tool's output.
 const probeMarker = "HUSH-PROBE "
@@ -29,8 +29,8 @@ const probeMarker = "HUSH-PROBE "
 // for it, so a readable memory is reported with the canaries it holds.
 const canaryPrefix = "hushcanary-"
 
-// ProbeReport is what one probe saw. Each field is hex of the raw bytes, or
-// "!" followed by why it could not be read.
+// ProbeReport is what one probe saw. Each field is the raw bytes encoded
+// by encodeRaw, or "!" followed by why they could not be read.
 type ProbeReport struct {
 	UID          int               `json:"uid"`
 	Env          string            `json:"env"`
@@ -60,7 +60,7 @@ func RunProbe(o ProbeOptions) ProbeReport {
 	for k, v := range o.Env {
 		env.WriteString(k + "=" + v + "\x00")
 	}
-	r.Env = hex.EncodeToString(env.Bytes())
+	r.Env = encodeRaw(env.Bytes())
 	if v, ok := o.Env[o.GrantedVar]; ok && o.GrantedVar != "" {
 		sum := sha256.Sum256([]byte(v))
 		r.Granted = hex.EncodeToString(sum[:])
@@ -104,7 +104,7 @@ func hexOr(data []byte, err error) string {
 	if err != nil {
 		return "!" + err.Error()
 	}
-	return hex.EncodeToString(data)
+	return encodeRaw(data)
 }
 
 // scanMemory reads the writable mappings of pid through /proc/pid/mem and

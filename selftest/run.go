@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -322,7 +321,7 @@ func checkHex(c canaries, field string, allowed ...string) Cell {
 	if strings.HasPrefix(field, "!") {
 		return Cell{Status: "pass", Detail: "not readable: " + shortErr(field[1:])}
 	}
-	raw, err := hex.DecodeString(field)
+	raw, err := decodeRaw(field)
 	if err != nil {
 		return Cell{Status: "FAIL", Detail: "the probe's report did not decode"}
 	}

@@ -165,7 +165,7 @@ func replayFile(paths []string, bin, dataDir string) ([]byte, error) {
 		add("Reading the background probe.", call{"background", map[string]any{"action": "output", "id": "bg1", "offset": 0}})
 	}
 	if contains(paths, PathDocker) {
-		hexOf := func(cmd string) string { return "$( (" + cmd + ") 2>&1 | od -An -tx1 -v | tr -d ' \\n')" }
+		hexOf := func(cmd string) string { return "$( (" + cmd + ") 2>&1 | " + shellEncode + ")" }
 		script := tag(PathDocker) + `printf '` + probeMarker + `{"uid":%s,"env":"%s","files":{"/app/.env":"%s"},"granted":"%s"}\n' ` +
 			`"$(id -u)" "` + hexOf("env") + `" "` + hexOf("cat /app/.env") + `" "$(printf %s "$` + grantedVar + `" | sha256sum | cut -d' ' -f1)"` +
 			`; env; cat /app/.env; ls -la /app`

@@ -35,7 +35,11 @@ const (
 )
 
 // Grep is the grep tool: a regular expression over the project's files.
-type Grep struct{ Check Check }
+type Grep struct {
+	Check Check
+	// WalkCheck, if set, checks the files the walk finds (see Tools).
+	WalkCheck Check
+}
 
 // GrepParams are grep's arguments; the tags are its JSON schema.
 type GrepParams struct {
@@ -201,7 +205,7 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		}
 		prefix = strings.TrimSuffix(prefix, "/")
 	} else {
-		w = &walker{check: g.Check, visit: func(e entry) {
+		w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
 			if c.p.Glob != "" {
 				if ok, _ := doublestar.Match(c.p.Glob, e.rel); !ok {
 					return

@@ -68,7 +68,7 @@ func (c *conn) hideIn(text string) string {
 //
 // onDead is called once if the session later ends without hush closing it,
 // before the conn's dead channel closes.
-func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *tools.Sandbox, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
 	// The server's stdin and stdout are plain pipes hush holds, not
 	// exec's StdinPipe/StdoutPipe: those are closed by Wait, which would
 	// race the protocol reader for a server's last words.
@@ -87,7 +87,7 @@ func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env to
 	cmd, err := tools.Command(procCtx, tools.Spec{
 		Path: s.Command, Args: s.Args, Dir: dir, Env: env,
 		Stdin: inR, Stdout: outW, Stderr: stderr,
-		Secrets: secrets, KillGrace: termGrace,
+		Secrets: secrets, Sandbox: sandbox, KillGrace: termGrace,
 	})
 	if err == nil {
 		err = cmd.Start()

@@ -103,6 +103,8 @@ type Options struct {
 	MaxRestarts int
 	// Version is hush's version, sent as the client version.
 	Version string
+	// Sandbox is the sandbox every server runs in (nil: none).
+	Sandbox *tools.Sandbox
 	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool
@@ -419,7 +421,7 @@ func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets
 	case !filepath.IsAbs(dir):
 		dir = filepath.Join(m.opts.Dir, dir)
 	}
-	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
+	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, m.opts.Sandbox, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
 	if err != nil {
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
 		return
