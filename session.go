@@ -17,6 +17,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/telemetry"
 	"github.com/hushcli/hush/executor/transcript"
 	hsession "github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -98,6 +99,21 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		return nil, nil, err
 	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
+	tel, err := a.openTelemetry(lv, session, dir, opts.model)
+	if err != nil {
+		transcriptFile.Close()
+		return nil, nil, err
+	}
+	closeTel := func() {}
+	if tel != nil {
+		audit.Mirror(tel.Gate)
+		opts.events = executor.Tee(opts.events, tel)
+		closeTel = func() {
+			if err := tel.Close(5 * time.Second); err != nil {
+				fmt.Fprintf(a.stderr, "hush: %v\n", err)
+			}
+		}
+	}
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -116,6 +132,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	}
 	if err != nil {
 		transcriptFile.Close()
+		closeTel()
 		return nil, nil, err
 	}
 	for _, t := range extra {
@@ -125,6 +142,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	if err != nil {
 		stopExtra()
 		transcriptFile.Close()
+		closeTel()
 		return nil, nil, err
 	}
 	agent := &executor.Agent{
@@ -147,7 +165,27 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 
 		UnsafeNoRedaction: a.cfg.Unsafe.NoRedaction,
 	}
-	return agent, func() { stopExtra(); transcriptFile.Close(); audit.Close() }, nil
+	return agent, func() { stopExtra(); transcriptFile.Close(); closeTel(); audit.Close() }, nil
+}
+
+// openTelemetry opens the [telemetry] export, if an endpoint is configured;
+// its header values' ${NAME} are read from the vault by hush itself, as the
+// model's API key is: no tool is involved.
+func (a *app) openTelemetry(lv *vault.Layered, session, dir string, f modelFlags) (*telemetry.Exporter, error) {
+	t := a.cfg.Telemetry
+	if t.Endpoint == "" {
+		return nil, nil
+	}
+	headers := map[string]string{}
+	for k, v := range t.Headers {
+		val, err := vault.Substitute(v, lv.Get)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry.headers.%s in config.toml: %w", k, err)
+		}
+		headers[k] = val
+	}
+	return telemetry.Open(telemetry.Options{Endpoint: t.Endpoint, Headers: headers, HTTPClient: a.httpClient(),
+		Version: version, Session: session, Project: dir, Model: firstNonEmpty(f.provider, a.cfg.Model.Provider) + "/" + a.modelName(f)})
 }
 
 // transcriptPath is the session's transcript file in the data dir.

@@ -35,6 +35,8 @@ type Config struct {
 	Turn  TurnConfig            `toml:"turn"`
 	// Compaction is [compaction]: when a long conversation is summarized.
 	Compaction Compaction `toml:"compaction"`
+	// Telemetry is [telemetry]: the opt-in OpenTelemetry export.
+	Telemetry Telemetry `toml:"telemetry"`
 	// Sandbox is how host tools are contained (Linux).
 	Sandbox SandboxConfig `toml:"sandbox"`
 	Unsafe  Unsafe        `toml:"unsafe"`
@@ -202,6 +204,15 @@ type Compaction struct {
 	ContextWindow int64   `toml:"context_window"` // tokens; default 128000
 	Threshold     float64 `toml:"threshold"`      // fraction of the window; default 0.8
 	KeepTurns     int     `toml:"keep_turns"`     // default 2
+}
+
+// Telemetry is [telemetry]. With an endpoint, every gate decision, tool
+// call and session is exported as OTLP/HTTP traces; without one nothing
+// is sent. Header values may hold ${NAME} references (an API key), read
+// from the vault by hush itself like model.api_key.
+type Telemetry struct {
+	Endpoint string            `toml:"endpoint"`
+	Headers  map[string]string `toml:"headers"`
 }
 
 // Duration is a time.Duration written as "30s" or "2m" in TOML.
