@@ -11,6 +11,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -19,6 +20,17 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// Exit codes: the one list (README and `hush run --help` describe them).
+const (
+	exitOK          = 0
+	exitFailure     = 1   // a command failed; the message says why
+	exitUsage       = 2   // a flag or argument is wrong
+	exitDenied      = 3   // hush run: the turn ended on a denial
+	exitInternal    = 70  // a panic (EX_SOFTWARE); one redacted sentence is printed
+	exitInterrupted = 130 // Ctrl-C (128 + SIGINT)
+	exitTerminated  = 143 // SIGTERM (128 + SIGTERM)
+)
 
 // exitError carries an exit code through urfave/cli without a stack trace.
 type exitError struct {
@@ -42,7 +54,7 @@ func run(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
-			code = 70
+			code = exitInternal
 		}
 	}()
 	return a.main(args)
@@ -100,20 +112,41 @@ func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
 	err := cliApp.Run(args)
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	code := 1
+	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+		// An error can carry text from outside: a model server's error
+		// body, a file name. Neither may drive the terminal.
+		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
 	}
 	return code
 }
 
 func (a *app) cliApp() *cli.App {
+	app := a.newCLIApp()
+	hideLeafHelpCommands(app.Commands)
+	return app
+}
+
+// hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
+// gives every command from commands that have no subcommands of their own:
+// there it swallowed an argument, so `hush mcp tools h` printed help
+// instead of looking up server h. --help still works everywhere.
+func hideLeafHelpCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		hideLeafHelpCommands(c.Subcommands)
+	}
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
 		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",

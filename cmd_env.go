@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/urfave/cli/v2"
 )
@@ -37,7 +38,7 @@ func (a *app) runEnv(tool string, showDropped bool) error {
 	if err != nil {
 		return err
 	}
-	policy, extra, err := a.policyFor(tool)
+	policy, extra, err := session.EnvPolicy(a.cfg, a.dirs.Config, tool)
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,13 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/config/userfile"
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -43,7 +46,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "no-start", Usage: "only show the configuration; start nothing"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() > 0 {
-						return &exitError{2, errors.New("mcp list takes no arguments")}
+						return &exitError{exitUsage, errors.New("mcp list takes no arguments")}
 					}
 					return a.mcpList(c.Bool("no-start"))
 				},
@@ -55,7 +58,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags:     []cli.Flag{&cli.BoolFlag{Name: "schema", Usage: "also print each tool's input schema"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() != 1 {
-						return &exitError{2, errors.New("mcp tools needs one server name: hush mcp tools SERVER (see hush mcp list)")}
+						return &exitError{exitUsage, errors.New("mcp tools needs one server name: hush mcp tools SERVER (see hush mcp list)")}
 					}
 					return a.mcpTools(c.Args().First(), c.Bool("schema"))
 				},
@@ -73,7 +76,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "replace", Usage: "replace servers of the same name already in mcp.json"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() != 1 {
-						return &exitError{2, errors.New("mcp import needs a file, or - to read stdin (paste the JSON, then Ctrl-D)")}
+						return &exitError{exitUsage, errors.New("mcp import needs a file, or - to read stdin (paste the JSON, then Ctrl-D)")}
 					}
 					return a.mcpImport(c.Args().First(), c.Bool("replace"))
 				},
@@ -100,16 +103,23 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	if err != nil {
 		return nil, err
 	}
-	session := mcpSessionName("mcp")
+	// config.toml's rules, and the terminal when there is one.
+	var prompter executor.Prompter
+	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
+	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: a.scrub,
-		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version, HTTPClient: a.httpClient(),
-		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})
-	if err != nil {
+	return session.StartMCP(ctx, session.MCPOptions{Servers: servers, Dir: dir, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
+		Gate: session.Gate(a.cfg, prompter, false), Audit: audit, Session: session.NewID("mcp"), Version: version,
+		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, names...)
+}
+
+// mcpServers is every configured MCP server, from config.toml and mcp.json.
+func (a *app) mcpServers() ([]mcp.Server, error) {
+	if err := a.init(); err != nil {
 		return nil, err
 	}
-	mgr.Start(ctx, names...)
-	return mgr, nil
+	return session.MCPServers(a.cfg, a.dirs.Config)
 }
 
 func (a *app) mcpList(noStart bool) error {

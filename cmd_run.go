@@ -63,7 +63,7 @@ func (a *app) runCommand() *cli.Command {
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{2, fmt.Errorf("%w (see hush run --help)", err)}
+			return &exitError{exitUsage, fmt.Errorf("%w (see hush run --help)", err)}
 		},
 		Action: func(c *cli.Context) error {
 			err := a.runAction(c)
@@ -82,7 +82,7 @@ func (a *app) runAction(c *cli.Context) error {
 	for i, arg := range c.Args().Slice() {
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
-			return &exitError{2, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
+			return &exitError{exitUsage, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
 		}
 	}
 	prompt := strings.Join(c.Args().Slice(), " ")
@@ -94,7 +94,7 @@ func (a *app) runAction(c *cli.Context) error {
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return &exitError{2, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
+		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
 	return a.runOnce(readModelFlags(c), prompt, resumeRequest{cont: c.Bool("continue")})
 }
@@ -157,7 +157,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, &exitError{130, errors.New("interrupted; the running tool was stopped")})
+		return runFailed(stream, events.KindInterrupted, &exitError{exitInterrupted, errors.New("interrupted; the running tool was stopped")})
 	case errors.Is(err, executor.ErrModel):
 		return runFailed(stream, events.KindModel, err)
 	case errors.Is(err, executor.ErrMaxSteps):
@@ -165,7 +165,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	case err != nil:
 		return runFailed(stream, events.KindInternal, err)
 	case len(res.Denied) > 0:
-		return runFailed(stream, events.KindDenied, &exitError{3, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
+		return runFailed(stream, events.KindDenied, &exitError{exitDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))})
 	}
 	return nil
@@ -176,7 +176,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 func runFailed(stream *events.Writer, kind string, err error) error {
 	var ee *exitError
 	if !errors.As(err, &ee) {
-		ee = &exitError{1, err}
+		ee = &exitError{exitFailure, err}
 	}
 	if ee.code == 130 {
 		kind = events.KindInterrupted
@@ -300,7 +300,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 					// the kernel's parent-death signal reaches only
 					// direct children.
 					closeFn()
-					os.Exit(143)
+					exitNow(exitTerminated)
 				}
 				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
 			}
@@ -344,7 +344,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 		case ctx.Err() != nil:
 			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
 		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
 		default:
 			fmt.Fprintln(a.stdout)
 			if agent.NeedsCompaction(&conv, res.Context) {

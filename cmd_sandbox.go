@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/urfave/cli/v2"
@@ -37,7 +38,10 @@ func (a *app) runSandboxShow(tool string) error {
 	if tool == dockerbash.Name {
 		return fmt.Errorf("%s runs in a container, not the host sandbox: the project is mounted read-only at /app with its .env files hidden (see `hush env --tool %s`)", tool, tool)
 	}
-	if _, _, err := a.policyFor(tool); err != nil {
+	if err := a.init(); err != nil {
+		return err
+	}
+	if _, _, err := session.EnvPolicy(a.cfg, a.dirs.Config, tool); err != nil {
 		return err
 	}
 	sb, err := a.hostSandbox(strings.SplitN(tool, ":", 2)[0])

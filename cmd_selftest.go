@@ -73,7 +73,7 @@ func (a *app) selfTest(asJSON, docker bool, timeout time.Duration) error {
 		rep.Render(a.stdout)
 	}
 	if !rep.OK() {
-		return &exitError{1, errors.New(rep.Verdict)}
+		return &exitError{exitFailure, errors.New(rep.Verdict)}
 	}
 	return nil
 }

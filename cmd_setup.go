@@ -153,7 +153,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 			return err
 		}
 		if !ok {
-			return &exitError{1, errors.New("nothing was saved; run `hush setup` again to change an answer")}
+			return &exitError{exitFailure, errors.New("nothing was saved; run `hush setup` again to change an answer")}
 		}
 	}
 
@@ -181,7 +181,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if len(names) > 0 {
 			t, err := controllingTerminal()
 			if err != nil {
-				return &exitError{1, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
+				return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
 			}
 			t.Close()
 		}

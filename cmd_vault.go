@@ -80,7 +80,7 @@ func (a *app) vaultCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
+						return &exitError{exitUsage, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
 					}
 					return a.vaultSet(c.Args().First())
 				},
@@ -96,7 +96,7 @@ func (a *app) vaultCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault rm NAME")}
+						return &exitError{exitUsage, errors.New("usage: hush vault rm NAME")}
 					}
 					return a.vaultRm(c.Args().First())
 				},
@@ -118,11 +118,11 @@ func (a *app) vaultCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					args, late, err := trailingFlags(c, "delete-source", "rename-source", "overwrite")
 					if err != nil || len(args) != 1 {
-						return &exitError{2, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
+						return &exitError{exitUsage, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
 					}
 					opts := importOptions{deleteSource: late["delete-source"], renameSource: late["rename-source"], overwrite: late["overwrite"]}
 					if opts.deleteSource && opts.renameSource {
-						return &exitError{2, errors.New("--delete-source and --rename-source exclude each other")}
+						return &exitError{exitUsage, errors.New("--delete-source and --rename-source exclude each other")}
 					}
 					return a.vaultImport(args[0], opts)
 				},
@@ -140,7 +140,7 @@ func (a *app) vaultCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					args, late, err := trailingFlags(c, "yes")
 					if err != nil || len(args) > 1 {
-						return &exitError{2, errors.New("usage: hush vault backend [--yes] [NAME]")}
+						return &exitError{exitUsage, errors.New("usage: hush vault backend [--yes] [NAME]")}
 					}
 					if len(args) == 0 {
 						return a.vaultBackendShow()
@@ -157,7 +157,7 @@ func (a *app) vaultCommand() *cli.Command {
 					"through hush. Every reveal (and refusal) is recorded in the audit log.",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault reveal NAME")}
+						return &exitError{exitUsage, errors.New("usage: hush vault reveal NAME")}
 					}
 					return a.vaultReveal(c.Args().First())
 				},
@@ -269,7 +269,7 @@ func (a *app) readSecretValue(name string) (string, error) {
 
 func (a *app) vaultSet(name string) error {
 	if err := vault.CheckName(name); err != nil {
-		return &exitError{2, err}
+		return &exitError{exitUsage, err}
 	}
 	lv, err := a.openVault()
 	if err != nil {
@@ -541,7 +541,7 @@ func (a *app) vaultBackendSwitch(name string, yes bool) error {
 	if len(names) > 0 {
 		tty, err := controllingTerminal()
 		if err != nil {
-			return &exitError{1, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
+			return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
 		}
 		defer tty.Close()
 		if !yes && !askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", len(names), cur, name)) {
@@ -705,7 +705,7 @@ func (a *app) vaultReveal(name string) error {
 	}
 	if ttyErr != nil {
 		record(executor.Deny, "no terminal")
-		return &exitError{1, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
+		return &exitError{exitFailure, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
 	}
 	defer tty.Close()
 	lv, err := a.openVault()

@@ -239,7 +239,17 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)}
+	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args), Dir: a.Dir}
+	var configured []string
+	if a.Policy != nil {
+		configured = a.Policy(call.Name).Secrets
+	}
+	if sum := SummarizeCall(args, configured); sum.HasCommand {
+		// The command is what runs; the secrets are names, never values.
+		req.Command, req.HasCommand, req.Secrets = sum.Command, true, sum.Secrets
+	} else {
+		req.Secrets = sum.Secrets
+	}
 	var preview *Preview
 	if pv, ok := tool.(Previewer); ok {
 		// Before the gate: the person deciding sees the resolved path or the
@@ -261,7 +271,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	}
 	if v.Decision != Allow {
 		status = StatusDenied
-		return finish("denied: "+v.Message, true)
+		return finish(DenialText(red.String(v.Message)), true)
 	}
 
 	head, tail := a.OutputHead, a.OutputTail
@@ -286,11 +296,16 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	b.WriteString(kept.String())
 	isErr := res.IsError
 	exitCode = res.ExitCode
+	var denial *DeniedError
 	switch {
 	case ctx.Err() != nil:
 		appendLine(&b, "cancelled by the user")
 		isErr = true
 		status = StatusCancelled
+	case errors.As(runErr, &denial):
+		// A secret it asked for was refused: one sentence, not an error.
+		appendLine(&b, DenialText(red.String(denial.Message)))
+		isErr = true
 	case runErr != nil:
 		appendLine(&b, "error: "+red.String(runErr.Error()))
 		isErr = true

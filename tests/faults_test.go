@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,5 +134,41 @@ func TestHostileDotEnvEndsInASentence(t *testing.T) {
 	out, code := runHushWithin(t, w, 5*time.Second, "vault", "list")
 	if code != 0 || !strings.Contains(out, "DOTENV_CANARY") {
 		t.Errorf("vault list with a regular .env: exit %d\n%s", code, out)
+	}
+}
+
+// TestModelErrorBodyCannotDriveTheTerminal: escapes in a model server's
+// error body are stripped before hush prints the error (they reached the
+// terminal raw through "hush: %s").
+func TestModelErrorBodyCannotDriveTheTerminal(t *testing.T) {
+	w := newWorld(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(rw, `{"error":{"message":"model exploded \u001b]0;pwned\u0007\u001b[2J\u001b]52;c;ZXZpbA==\u0007 now","type":"invalid_request_error"}}`)
+	}))
+	defer srv.Close()
+	out, code := runHushWithin(t, w, 30*time.Second, "run", "--provider", "openai", "--base-url", srv.URL+"/v1", "--model", "m", "hi")
+	if code == 0 {
+		t.Fatalf("run against a failing model exited 0:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("the error reached the terminal with its escapes: %q", out)
+	}
+	if !strings.Contains(out, "model exploded") { // positive control: the message itself is shown
+		t.Errorf("the model's error is not shown: %q", out)
+	}
+}
+
+// TestLeafCommandArgumentNamedH: `hush mcp tools h` looks up server h
+// rather than printing help (urfave/cli's help command took the "h").
+func TestLeafCommandArgumentNamedH(t *testing.T) {
+	w := newWorld(t)
+	out, code := runHushWithin(t, w, 30*time.Second, "mcp", "tools", "h")
+	if code == 0 || !strings.Contains(out, `no MCP server "h"`) || strings.Contains(out, "USAGE:") {
+		t.Errorf("hush mcp tools h: exit %d\n%s", code, out)
+	}
+	if out, _ := runHushWithin(t, w, 30*time.Second, "mcp", "tools", "--help"); !strings.Contains(out, "USAGE:") {
+		t.Errorf("--help no longer shows help:\n%s", out)
 	}
 }

@@ -65,6 +65,9 @@ func processesWith(marker string) []string {
 		if len(cmdline) == 0 {
 			continue // a zombie or a kernel thread
 		}
+		if bytes.HasPrefix(cmdline, []byte("hush-sandbox-init\x00")) {
+			continue // a tool's sandbox init, which carries its environment and dies with it
+		}
 		environ, _ := os.ReadFile(filepath.Join(d, "environ"))
 		if bytes.HasPrefix(cmdline, []byte(marker)) || bytes.Contains(environ, []byte(marker)) {
 			out = append(out, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))

@@ -335,9 +335,11 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		if rel, ok := within(s.project, p); ok && rel != "." {
 			// Any component: a file inside a directory named .env.d is
 			// masked with its directory.
-			parts := strings.Split(rel, "/")
-			for i := range parts {
-				if MatchProjectMask(ProjectMaskPatterns(), strings.Join(parts[:i+1], "/")) {
+			// (Each prefix is a slice of rel, not a join of its parts: this
+			// runs for every file a walk passes.)
+			pats := ProjectMaskPatterns()
+			for i := 0; i <= len(rel); i++ {
+				if (i == len(rel) || rel[i] == '/') && MatchProjectMask(pats, rel[:i]) {
 					return ReasonDotEnv, true
 				}
 			}
@@ -573,7 +575,10 @@ func resolvePath(p string) string {
 
 // within2 reports whether p is root or below it.
 func within2(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	// Without building root+"/": Masked runs this for every mask and every
+	// file a walk passes.
+	root = strings.TrimSuffix(root, "/")
+	return p == root || len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root
 }
 
 // within returns p relative to root, slash-separated, if p is root or

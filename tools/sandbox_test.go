@@ -406,3 +406,75 @@ func waitForNone(mark string, d time.Duration) []int {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+const parentEnv = "HUSH_SANDBOX_TEST_PARENT"
+
+// TestSandboxParentHelper is the hush of TestSandboxDiesWithHush: it starts
+// one call that leaves a detached child, says so, and waits to be killed.
+func TestSandboxParentHelper(t *testing.T) {
+	mark := os.Getenv(parentEnv)
+	if mark == "" {
+		t.Skip("helper process only")
+	}
+	dir := t.TempDir()
+	var sb *Sandbox
+	if os.Getenv(parentEnv+"_BOXED") != "" {
+		sb = &Sandbox{Required: true}
+	}
+	cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & exec sleep `+mark+`1`, sb, new(bytes.Buffer)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Minute)
+}
+
+// TestSandboxDiesWithHush: when hush is SIGKILLed mid-call, everything in
+// the call's namespace dies with it, a detached child too; unsandboxed, the
+// detached child survives (the control).
+func TestSandboxDiesWithHush(t *testing.T) {
+	if !SandboxStatus().Namespaces {
+		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
+	}
+	for _, boxed := range []bool{true, false} {
+		mark := fmt.Sprintf("33%v.%d", map[bool]int{true: 1, false: 0}[boxed], time.Now().UnixNano()%100000)
+		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
+		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+		if boxed {
+			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
+		}
+		out, err := helper.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := helper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 6)
+		if _, err := out.Read(buf); err != nil || string(buf) != "ready\n" {
+			t.Fatalf("helper: %q %v", buf, err)
+		}
+		// The detached sleep's own command line: "sleep\x00<mark>\x00".
+		waitForSome(mark+"\x00", 3*time.Second)
+		if len(findMark(mark+"\x00")) == 0 {
+			t.Fatalf("boxed=%v: the detached child did not start: %v", boxed, findMark(mark))
+		}
+		_ = helper.Process.Kill()
+		_ = helper.Wait()
+		left := waitForNone(mark, 3*time.Second)
+		if boxed && len(left) > 0 {
+			t.Errorf("processes of a sandboxed call outlived a killed hush: %v", left)
+		}
+		if !boxed {
+			if len(left) == 0 {
+				t.Error("control: the unsandboxed detached child did not outlive a killed hush")
+			}
+			for _, p := range left {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+}

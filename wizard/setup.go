@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/huh"
+	"github.com/hushcli/hush/executor/provider"
 )
 
 // Answers are what setup asks for. Nothing here is written anywhere by the
@@ -74,23 +75,16 @@ func Presets() []Preset {
 
 // ConventionalKeyName is the vault name a provider's key is stored under
 // unless config.toml already refers to another.
-func ConventionalKeyName(provider string) string {
-	if provider == "anthropic" {
-		return "ANTHROPIC_API_KEY"
+func ConventionalKeyName(name string) string {
+	if k := provider.KeyName(name); k != "" {
+		return k
 	}
-	return "OPENAI_API_KEY"
+	return provider.KeyName(provider.OpenAI) // any OpenAI-compatible server
 }
 
 // IsLocalURL reports whether raw points at this machine, where a model
 // server usually needs no key.
-func IsLocalURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	h := strings.ToLower(u.Hostname())
-	return h == "localhost" || h == "::1" || strings.HasPrefix(h, "127.")
-}
+func IsLocalURL(raw string) bool { return provider.IsLoopback(raw) }
 
 // other is the select value for "type a URL".
 const other = "\x00other"

@@ -165,9 +165,10 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case RoleTool:
 			text := m.Text
-			if m.IsError {
+			if m.IsError && !strings.HasPrefix(text, "error: ") && !strings.HasPrefix(text, "denied: ") {
 				// Chat Completions has no is_error flag; say it in the text so
-				// the model does not mistake a failure for output.
+				// the model does not mistake a failure for output (a text
+				// that already says so is not said twice).
 				text = "error: " + text
 			}
 			params.Messages = append(params.Messages, openai.ToolMessage(text, m.ToolCallID))

@@ -52,7 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -222,16 +221,6 @@ func resolve(name, keyName string, o Options) (settings, error) {
 			ErrNoAPIKey, name, keyName, keyName)
 	}
 	return s, nil
-}
-
-// isLoopback reports whether host names this machine, so that a key-less
-// local model server (llama.cpp, Ollama, a test fake) needs no credential.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // maxErrorBody bounds how much of an error response is kept for the message.

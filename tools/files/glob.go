@@ -108,14 +108,12 @@ func (g Glob) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		mu   sync.Mutex
 		hits []hit
 	)
-	w := &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
-		if ok, _ := doublestar.Match(p.Pattern, e.rel); !ok {
+	var w *walker
+	w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
+		if ok, _ := doublestar.Match(p.Pattern, e.rel); !ok || !w.allowed(e.path) {
 			return
 		}
-		var mod time.Time
-		if fi, err := e.d.Info(); err == nil {
-			mod = fi.ModTime()
-		}
+		mod := e.modTime()
 		mu.Lock()
 		hits = append(hits, hit{e.rel, mod})
 		mu.Unlock()

@@ -148,7 +148,8 @@ func (g Grep) Preview(_ context.Context, tc *executor.ToolContext, raw json.RawM
 type fileHits struct {
 	rel   string
 	lines []grepLine
-	n     int // matching lines
+	n     int  // matching lines
+	more  bool // stopped at the cap with the file not searched to its end
 }
 
 // grepLine is one line shown: a match, a context line, or a "--" between
@@ -187,7 +188,7 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		if err != nil || fh.n == 0 {
 			return
 		}
-		if total.Add(int64(fh.n)) > int64(c.max) {
+		if total.Add(int64(fh.n)) > int64(c.max) || fh.more {
 			cut.Store(true)
 		}
 		mu.Lock()
@@ -203,6 +204,9 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 			results = append(results, fh)
 			total.Store(int64(fh.n))
 		}
+		if fh.more {
+			cut.Store(true)
+		}
 		prefix = strings.TrimSuffix(prefix, "/")
 	} else {
 		w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
@@ -211,7 +215,9 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 					return
 				}
 			}
-			search(e.path, e.rel)
+			if w.allowed(e.path) {
+				search(e.path, e.rel)
+			}
 		}}
 		w.walk(ctx, c.t.Real)
 	}
@@ -346,6 +352,7 @@ func (c *grepCall) file(path, rel string) (fileHits, error) {
 			fh.lines = append(fh.lines, grepLine{no: cur, text: cutLine(line)})
 			fh.n++
 			if fh.n >= c.max {
+				fh.more = true
 				return fh, nil
 			}
 		}
@@ -384,6 +391,7 @@ func (c *grepCall) fileContext(f *os.File, fh fileHits) (fileHits, error) {
 		switch {
 		case c.re.Match(text):
 			if fh.n >= c.max {
+				fh.more = true
 				return fh, nil
 			}
 			if lastShown > 0 && len(before) > 0 && before[0].no > lastShown+1 || lastShown > 0 && len(before) == 0 && no > lastShown+1 {

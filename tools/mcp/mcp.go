@@ -546,6 +546,18 @@ func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error
 	s.restartMu.Lock()
 	defer s.restartMu.Unlock()
 	s.mu.Lock()
+	st, c := s.state, s.c
+	s.mu.Unlock()
+	if st == Running && c.gone() {
+		// It exited a moment ago and the watcher has not said so yet: a
+		// call now would go to a dead pipe (the next call failed in the
+		// 50 ms before the watcher caught up). Let it, then restart.
+		if !c.isDead(deathNotice) || c.reason == "" {
+			c.markDead("exited")
+		}
+		m.died(s, c)
+	}
+	s.mu.Lock()
 	st, reason, c, restarts := s.state, s.reason, s.c, s.restarts
 	s.mu.Unlock()
 	switch {
