@@ -204,6 +204,14 @@ func frameTooLarge(err error) bool {
 // gone reports, without waiting, whether the server's process was reaped
 // or its session ended.
 func (c *conn) gone() bool {
+	if c.remote {
+		select {
+		case <-c.dead:
+			return true
+		default:
+			return false
+		}
+	}
 	select {
 	case <-c.exited:
 		return true
