@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -19,7 +14,7 @@ import (
 // modelFlags are the flags that pick the model, shared by chat and run.
 type modelFlags struct {
 	provider, baseURL, model, replay string
-	yes, json                        bool
+	yes, json, plain                 bool
 }
 
 // sessionOptions is everything needed to start an agent session.
@@ -47,7 +42,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	}
 	// Ctrl-C while the MCP servers start gives up on the session at once
 	// instead of waiting out a hung server's start_timeout.
-	startCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	startCtx, stopSig, stopSignals := notifyStop(context.Background())
 	defer stopSignals()
 	f := opts.model
 	s, err := session.Open(startCtx, session.Options{
@@ -56,7 +51,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		Prompter: opts.prompter, Events: opts.events, Stderr: a.stderr, Version: version, Resume: opts.resume,
 	})
 	if errors.Is(err, session.ErrInterrupted) {
-		return nil, nil, &exitError{exitInterrupted, err}
+		return nil, nil, &exitError{signalExit(stopSig.get()).code, err}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -75,11 +70,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// runTurn runs one turn with Ctrl-C (ctx) cancelling it.
-func runTurn(ctx context.Context, agent *executor.Agent, history []provider.Message, prompt string) ([]provider.Message, error) {
-	return agent.Turn(ctx, history, strings.TrimSpace(prompt))
 }
 
 // transcriptPath is the session's transcript file in the data dir.

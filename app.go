@@ -13,6 +13,8 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/selftest"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
@@ -130,6 +132,16 @@ func (a *app) main(args []string) int {
 func (a *app) cliApp() *cli.App {
 	app := a.newCLIApp()
 	hideLeafHelpCommands(app.Commands)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = usageError
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
 	return app
 }
 
@@ -146,6 +158,24 @@ func hideLeafHelpCommands(cmds []*cli.Command) {
 	}
 }
 
+// usageError reports a bad flag in one line, then the command's usage
+// line: not the whole help around the error twice.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, args := c.App.HelpName, c.App.ArgsUsage
+	if c.Command != nil && c.Command.Name != "" {
+		name, args = c.Command.HelpName, c.Command.ArgsUsage
+	}
+	usage := strings.TrimSpace(name + " [options] " + args)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+}
+
 func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
@@ -160,9 +190,13 @@ func (a *app) newCLIApp() *cli.App {
 		Reader:    a.stdin,
 		Writer:    a.stdout,
 		ErrWriter: a.stderr,
-		Flags: []cli.Flag{
+		// The root command is chat: its flags work without the word chat
+		// (hush --model x), as other agents' do.
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		},
+		}, append(modelFlagList(), chatFlags()...)...),
+		Action:       a.rootAction,
+		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
 				abs, err := filepath.Abs(d)
@@ -186,9 +220,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
-		DefaultCommand:  "chat",
-		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
-		HideHelpCommand: true,
+		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
 }
 
@@ -211,6 +243,11 @@ func (a *app) init() error {
 		if a.initErr == nil {
 			a.initErr = a.withProjectConfig()
 		}
+		if a.initErr == nil {
+			for _, w := range selftest.LiteralSecrets(a.cfg, nil) {
+				fmt.Fprintln(a.stderr, "hush: warning: "+w)
+			}
+		}
 		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
 			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
 		}
@@ -226,39 +263,20 @@ func (a *app) openVault() (*vault.Layered, error) {
 			a.vaultErr = err
 			return
 		}
-		backend := a.cfg.Vault.Backend
-		if backend == "" {
-			backend = "envfile"
-		}
-		reg := a.vaultRegistry()
-		v, err := reg.Open(backend, a.dirs.Data)
-		if err != nil {
-			a.vaultErr = err
-			return
-		}
-		a.proxy = vault.NewProxy(v)
 		dir, err := a.projectDir()
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		dotEnvPath := filepath.Join(dir, ".env")
-		dotEnv, err := config.LoadDotEnv(dotEnvPath)
+		v, err := session.OpenVault(a.cfg, a.vaultRegistry(), a.dirs.Data, a.ambient, dir)
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		if len(dotEnv) > 0 {
-			fmt.Fprintf(a.stderr, "hush: warning: %s holds %d secret(s) in the project directory; move them into the vault with `hush vault import %s`\n",
-				dotEnvPath, len(dotEnv), dotEnvPath)
+		for _, line := range v.Warnings {
+			fmt.Fprintln(a.stderr, "hush: warning: "+line)
 		}
-		// A process variable is a secret when its name or its value says so
-		// (DATABASE_URL=postgres://u:pw@h/db), so it is redacted and can be
-		// granted by name.
-		isCred := func(name string) bool {
-			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
-		}
-		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
+		a.vault, a.proxy = v.Layered, v.Proxy
 		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr

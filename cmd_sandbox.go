@@ -77,7 +77,11 @@ func (a *app) runSandboxShow(tool string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "# hidden (%d)\n", len(masks))
+	if st.Namespaces {
+		fmt.Fprintf(out, "# hidden (%d)\n", len(masks))
+	} else {
+		fmt.Fprintf(out, "# NOT hidden now: what the sandbox hides where the kernel allows it (%d)\n", len(masks))
+	}
 	for _, m := range masks {
 		kind := "file"
 		if m.Dir {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/selftest"
 	"github.com/urfave/cli/v2"
 )
@@ -62,7 +63,8 @@ func (a *app) selfTest(asJSON, docker bool, timeout time.Duration) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	parentEnv, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(os.Getppid()), "environ"))
-	rep.Risks = selftest.Risks(selftest.RiskInput{Config: a.cfg, ProjectDir: dir, DataDir: a.dirs.Data, ParentEnviron: parentEnv})
+	mcpJSON, _ := config.LoadMCPJSON(filepath.Join(a.dirs.Config, config.MCPFileName))
+	rep.Risks = selftest.Risks(selftest.RiskInput{Config: a.cfg, ProjectDir: dir, DataDir: a.dirs.Data, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")

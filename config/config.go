@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -97,11 +98,19 @@ type Model struct {
 	Name     string `toml:"model"`
 	APIKey   string `toml:"api_key"` // a ${NAME} reference
 	Replay   string `toml:"replay"`  // replay file, for provider = "replay"
+	// ConnectTimeout and FirstByteTimeout bound connecting to the server
+	// and waiting for the first byte of an answer (0: 10s and 2m).
+	ConnectTimeout   Duration `toml:"connect_timeout"`
+	FirstByteTimeout Duration `toml:"first_byte_timeout"`
 }
 
 // VaultConfig picks the vault backend.
 type VaultConfig struct {
 	Backend string `toml:"backend"` // envfile (default) | keyring
+	// Secret names variables whose value, from the environment or a
+	// legacy .env file, is secret text whatever it looks like: redacted
+	// and refused in command lines (a vault value always is).
+	Secret []string `toml:"secret"`
 }
 
 // ToolConfig is one tool's spawn policy (see tools.Policy).
@@ -256,7 +265,7 @@ func Parse(path string, data []byte) (Config, error) {
 	var syntax toml.ParseError
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); errors.As(err, &syntax) {
-		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, unquote(syntax.Message))
 	}
 	if err := checkCase(doc); err != nil {
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
@@ -267,7 +276,7 @@ func Parse(path string, data []byte) (Config, error) {
 		// "30x"): its key is the one being decoded.
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return c, fmt.Errorf("%w: %s line %d: %s: %s", ErrConfig, path, pe.Position.Line, pe.LastKey, pe.Message)
+			return c, fmt.Errorf("%w: %s line %d: %s: %s", ErrConfig, path, pe.Position.Line, pe.LastKey, unquote(pe.Message))
 		}
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
@@ -284,6 +293,26 @@ func Parse(path string, data []byte) (Config, error) {
 	}
 	return c, nil
 }
+
+// quoted is text the TOML parser quotes from the file in a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+
+// unquote drops what the parser quotes from the file: at a fault on a
+// line like api_key = sk-live-…, the parser quotes the unquoted key
+// itself, and an error message is printed, logged and pasted into issues.
+// Short quotes (a character, "30s") and key names stay: they name the
+// fault without being a value worth hiding.
+func unquote(msg string) string {
+	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		inner := q[1 : len(q)-1]
+		if len(inner) < 8 || keyName.MatchString(inner) {
+			return q
+		}
+		return "(text not shown)"
+	})
+}
+
+var keyName = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`)
 
 func (c *Config) validate() error {
 	switch c.Model.Provider {

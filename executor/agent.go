@@ -30,6 +30,13 @@ type Events interface {
 	ToolEnd(call provider.ToolCall, result string, isError bool)
 }
 
+// UsageEvents is an optional capability of Events: it receives the token
+// counts the server reported for each model call of a turn (several per
+// turn when tools are called), as soon as the call's stream ends.
+type UsageEvents interface {
+	Usage(u provider.Usage)
+}
+
 // Agent runs turns: model → tool calls → model, until a final answer.
 type Agent struct {
 	Provider provider.Provider
@@ -183,7 +190,15 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			return res, fmt.Errorf("%w: %s", ErrModel, red.String(err.Error()))
+			msg := red.String(err.Error())
+			var me *provider.MalformedEventError
+			if errors.As(err, &me) {
+				msg = me.Redacted(red.String) // redacted whole, then cut
+			}
+			return res, fmt.Errorf("%w: %s", ErrModel, msg)
+		}
+		if ue, ok := a.Events.(UsageEvents); ok {
+			ue.Usage(resp.Usage)
 		}
 		res.Usage.InputTokens += resp.Usage.InputTokens
 		res.Usage.OutputTokens += resp.Usage.OutputTokens

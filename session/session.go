@@ -30,6 +30,7 @@ import (
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/files"
 	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/vault"
@@ -46,7 +47,15 @@ type Model struct {
 	// Yes approves tool.run:* requests that would be asked (--yes); it
 	// never approves a vault read.
 	Yes bool
+	// Notice receives the provider's one-line notes ("openai: retrying
+	// (2/3) after HTTP 503"). Nil: Open sends them to the Events' Notice
+	// method if it has one, else to Stderr.
+	Notice func(string)
 }
+
+// noticer is the optional capability of an Events that shows connection
+// notes itself (the chat UI).
+type noticer interface{ Notice(string) }
 
 // Options is everything Open needs. Every field without a stated default
 // is required: nothing falls back to the process's own directory or
@@ -132,6 +141,14 @@ func compactPolicy(cfg config.Config) executor.CompactPolicy {
 // ErrInterrupted; once started, the servers' lives do not depend on it.
 func Open(ctx context.Context, opts Options) (*Session, error) {
 	cfg := opts.Config
+	if opts.Model.Notice == nil {
+		if n, ok := opts.Events.(noticer); ok {
+			opts.Model.Notice = n.Notice
+		} else if opts.Stderr != nil {
+			stderr := opts.Stderr
+			opts.Model.Notice = func(s string) { fmt.Fprintf(stderr, "hush: %s\n", s) }
+		}
+	}
 	prov, err := NewProvider(cfg.Model, opts.Model, opts.Vault, HTTPClient(opts.Ambient))
 	if err != nil {
 		return nil, err
@@ -155,6 +172,20 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	var transcriptFile *os.File
 	priorTurns := 0
 	if r := opts.Resume; r != nil {
+		id = r.ID
+	}
+	if dt, ok := dockerTool.(dockerbash.Tool); ok {
+		// Its containers carry the session; those a hush that is gone
+		// left behind (killed, or cut off from the engine) go now.
+		dt.Session = id
+		dockerTool = dt
+		for _, l := range dockerbash.RemoveLeftovers(ctx, opts.Ambient) {
+			if opts.Stderr != nil {
+				fmt.Fprintf(opts.Stderr, "hush: %s\n", l.Describe())
+			}
+		}
+	}
+	if r := opts.Resume; r != nil {
 		id, priorTurns = r.ID, r.LastTurn
 		transcriptFile, err = transcript.Reopen(r)
 	} else {
@@ -177,7 +208,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if dockerTool != nil {
 		reg.Add(dockerTool)
 	}
-	if err := addInProcessTools(reg, opts); err != nil {
+	if err := addInProcessTools(reg, opts, masks); err != nil {
 		transcriptFile.Close()
 		return nil, err
 	}
@@ -301,14 +332,12 @@ func systemPrompt(opts Options, reg *executor.Registry) (string, string, error) 
 	return prompt, Loaded(ins), err
 }
 
-// addInProcessTools registers the file tools, which apply the mask list
+// addInProcessTools registers the file tools, which apply the session's
+// mask list (the sandbox's own, [sandbox] allow and hide included)
 // themselves, and the http tool, which holds no vault.
-func addInProcessTools(reg *executor.Registry, opts Options) error {
-	amb := opts.Ambient
-	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: amb["HOME"], ConfigDir: opts.Dirs.Config, DataDir: opts.Dirs.Data,
-		RuntimeDir: amb["XDG_RUNTIME_DIR"], BusAddress: amb["DBUS_SESSION_BUS_ADDRESS"], DockerHost: amb["DOCKER_HOST"], Project: opts.Dir})
-	if err != nil {
-		return err
+func addInProcessTools(reg *executor.Registry, opts Options, masks *tools.MaskSet) error {
+	if masks == nil {
+		return errors.New("the file tools need the session's mask list")
 	}
 	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
 		reg.Add(t)

@@ -320,7 +320,7 @@ func TestVaultListAndRm(t *testing.T) {
 	}
 	for _, tt := range tests {
 		out, err := runHush(w, "vault", "rm", tt.name)
-		out = strings.ReplaceAll(out, "hush: warning: "+w.project+"/.env holds 1 secret(s) in the project directory; move them into the vault with `hush vault import "+w.project+"/.env`\n", "")
+		out = strings.ReplaceAll(out, "hush: warning: legacy secret files in the project, values hush treats as secrets: .env (1); move each into the vault with `hush vault import FILE`, then delete it\n", "")
 		if (err == nil) != tt.ok || out != tt.want {
 			t.Errorf("vault rm %s: %v, %q\nwant %q", tt.name, err, out, tt.want)
 		}

@@ -355,6 +355,18 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 	return "", false
 }
 
+// hiddenWhole reports whether p lies in a directory mask outside the
+// project walk (hush's dirs, a credential store), so walking it finds
+// nothing more to hide.
+func (s *MaskSet) hiddenWhole(p string) bool {
+	for _, m := range s.fixed {
+		if within2(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *MaskSet) allowed(p string) bool {
 	for _, a := range s.allow {
 		if within2(p, a) {
@@ -394,7 +406,7 @@ func (s *MaskSet) walkProject() error {
 		mt := fi.ModTime().UnixNano()
 		st, ok := s.dirs[dir]
 		if !ok || st.mtime != mt {
-			st, err = listDir(s.project, dir, mt)
+			st, err = listDir(s.project, dir, mt, s.hiddenWhole)
 			if err != nil {
 				if top {
 					return fmt.Errorf("project directory %s: %w", dir, err)
@@ -430,7 +442,7 @@ func (s *MaskSet) walkProject() error {
 // listDir lists one project directory: masks for its .env-family entries
 // (a matching symlink masks its target when that lies in the project: the
 // mount follows the link), and its other subdirectories to visit.
-func listDir(root, dir string, mtime int64) (dirStamp, error) {
+func listDir(root, dir string, mtime int64, hiddenWhole func(string) bool) (dirStamp, error) {
 	st := dirStamp{mtime: mtime}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -439,7 +451,10 @@ func listDir(root, dir string, mtime int64) (dirStamp, error) {
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if !matchBase(ProjectMaskPatterns(), e.Name()) {
-			if e.IsDir() {
+			// Not walked: git's own directory (objects, not files named
+			// .env) and what is hidden whole anyway (hush's data dir,
+			// a credential store) — a project at $HOME holds both.
+			if e.IsDir() && e.Name() != ".git" && !hiddenWhole(p) {
 				st.subs = append(st.subs, p)
 			}
 			continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -33,7 +35,18 @@ func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
 		if spec.Sandbox.Required {
 			return fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
 		}
-		return nil // the session said so at start
+		if !st.LandlockOnly {
+			return nil // the session said so at start
+		}
+		// The second layer: Landlock's scope, without namespaces.
+		plan, err := (*MaskSet)(nil).planFile("L", nil)
+		if err != nil {
+			return err
+		}
+		cmd.Path = sandboxExe
+		cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
+		cmd.ExtraFiles = []*os.File{plan}
+		return nil
 	}
 	masks, err := spec.Sandbox.Masks.Masks()
 	if err != nil {
@@ -67,6 +80,10 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 	b.WriteString("HUSHSB1\x00")
 	b.WriteString(flags)
 	b.WriteByte(0)
+	for _, p := range pins(masks) {
+		b.WriteString("P" + p)
+		b.WriteByte(0)
+	}
 	for _, m := range masks {
 		if strings.IndexByte(m.Path, 0) >= 0 {
 			continue
@@ -106,6 +123,29 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 	return f, nil
 }
 
+// pins are the directories above hush's own data and config dirs,
+// outermost first. The masks hide those dirs, but the directories above
+// them are the user's and writable: a tool that moved ~/.config aside
+// (the mask moves with it) and made a new ~/.config/hush would have the
+// next session read its config.toml and trust file — a rule allowing
+// every secret. Each is bound onto itself, so it is a mount point, which
+// rename(2) and rmdir(2) refuse (EBUSY); it stays writable inside.
+func pins(masks []Mask) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range masks {
+		if m.Reason != ReasonDataDir && m.Reason != ReasonConfigDir || strings.IndexByte(m.Path, 0) >= 0 {
+			continue
+		}
+		for d := filepath.Dir(m.Path); d != "/" && d != "." && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Count(out[i], "/") < strings.Count(out[j], "/") })
+	return out
+}
+
 // planCache serves a Sandbox without masks.
 var planCache plans
 
@@ -136,9 +176,36 @@ func probeSandbox() SandboxState {
 	}
 	cmd.ExtraFiles = []*os.File{plan}
 	if err := cmd.Run(); err != nil {
-		return fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
+		st := fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
+		if landlock >= 6 && probeLandlockOnly() {
+			st.LandlockOnly = true
+			st.Protections = protections(false, st.Reason, landlock)
+			for i, p := range st.Protections {
+				switch p.Name {
+				case ProtectAbstract:
+					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "Landlock scope, without namespaces: no abstract unix socket or signal outside the tool"}
+				case ProtectNoPrivs:
+					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "no setuid or file-capability gain"}
+				}
+			}
+		}
+		return st
 	}
 	return SandboxState{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
+}
+
+// probeLandlockOnly starts the init in Landlock-only mode once.
+func probeLandlockOnly() bool {
+	cmd := exec.Command(sandboxExe)
+	cmd.Args = []string{sandboxInitArg0}
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	plan, err := (*MaskSet)(nil).planFile("LT", nil)
+	if err != nil {
+		return false
+	}
+	cmd.ExtraFiles = []*os.File{plan}
+	return cmd.Run() == nil
 }
 
 // refusal names the setting behind a refused sandbox, in one sentence.

@@ -201,6 +201,9 @@ type ChoiceModel struct {
 	A      Approval
 	cursor int
 	chosen *Option
+	// by names the key that denied without choosing (Esc, Ctrl-C), so
+	// the answer line says why.
+	by string
 }
 
 // NewChoiceModel starts on "allow once".
@@ -228,6 +231,7 @@ func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case "esc", "ctrl+c", "ctrl+d":
 		o, _ := m.A.Choose("n")
 		m.chosen = &o
+		m.by = map[string]string{"esc": "Esc", "ctrl+c": "Ctrl-C", "ctrl+d": "Ctrl-D"}[s]
 		return m, tea.Quit
 	case "left", "shift+tab", "h":
 		m.cursor = (m.cursor + len(m.A.Options) - 1) % len(m.A.Options)
@@ -255,6 +259,9 @@ func (m ChoiceModel) View() string {
 		mark := "✓"
 		if m.chosen.Choice == executor.ChoiceDeny {
 			mark = "✗"
+		}
+		if m.by != "" {
+			return "  " + mark + " " + m.chosen.Label + " (you pressed " + m.by + ")\n"
 		}
 		return "  " + mark + " " + m.chosen.Label + "\n"
 	}

@@ -1,7 +1,7 @@
 // Package wizard holds hush's interactive forms (charmbracelet/huh): the
 // permission prompt the gate shows when no rule decides, and the first-run
 // setup, with what setup needs besides its forms — CheckKey (the one request
-// that checks a key) and UpdateConfig (edits config.toml's tables in place).
+// that checks a key); config.UpdateConfig writes what setup decided.
 // Forms read and write only the streams they are given; nothing here writes
 // the process environment, stores a secret, or reads one for a tool.
 package wizard

@@ -291,9 +291,18 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 // skipped, as ripgrep does.
 func (c *grepCall) file(path, rel string) (fileHits, error) {
 	fh := fileHits{rel: rel}
-	f, err := os.Open(path)
+	var f *os.File
+	var err error
+	if rel == "" { // the file the call named
+		f, err = openChecked(path, path)
+	} else {
+		f, err = openWalked(path)
+		if err != nil {
+			err = fmt.Errorf("open %s: %w", rel, unwrapPathError(err))
+		}
+	}
 	if err != nil {
-		return fh, fmt.Errorf("open %s: %w", rel, unwrapPathError(err))
+		return fh, err
 	}
 	defer f.Close()
 	if c.p.Context > 0 {
