@@ -558,6 +558,7 @@ func (a *app) vaultReveal(name string) error {
 	var audit *auditlog.Log
 	if a.init() == nil {
 		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
+		audit.Notice = a.warn
 	}
 	const subject = "hush vault reveal"
 	if ttyErr != nil {

@@ -213,6 +213,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
+	if stderr := opts.Stderr; stderr != nil {
+		audit.Notice = func(s string) { fmt.Fprintf(stderr, "hush: warning: %s\n", s) }
+	}
 	tel, err := openTelemetry(opts, id)
 	if err != nil {
 		transcriptFile.Close()
@@ -264,7 +267,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcriptFile,
+		Transcript: &reportingWriter{f: transcriptFile, notice: opts.Model.Notice},
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),

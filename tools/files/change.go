@@ -47,7 +47,7 @@ func loadForChange(t target, name string) (change, error) {
 	if fi.Size() > MaxWriteBytes {
 		return c, fmt.Errorf("%s is %s; write and edit handle files up to %s", name, size(fi.Size()), size(MaxWriteBytes))
 	}
-	data, err := os.ReadFile(t.Real)
+	data, err := readRegular(t.Real, name, MaxWriteBytes)
 	if err != nil {
 		return c, fmt.Errorf("read %s: %w", name, unwrapPathError(err))
 	}
@@ -104,7 +104,7 @@ var ErrChanged = errors.New("changed since the diff was shown")
 // directory and is renamed over the old one, so a reader never sees half
 // a file and a failure leaves the old one whole.
 func (c change) apply(name string) error {
-	cur, err := os.ReadFile(c.path)
+	cur, err := readRegular(c.path, name, MaxWriteBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if c.existed {

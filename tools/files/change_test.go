@@ -163,6 +163,7 @@ func TestWriteErrors(t *testing.T) {
 		{"symlink to vault", WriteParams{Path: "link", Content: "x"}, "masked: " + filepath.Join(f.vault, "vault.env") + " is hush's data dir (" + filepath.Join(f.dir, "link") + " leads there through a symlink); hush's file tools never touch it"},
 		{"dangling symlink into vault", WriteParams{Path: "dangling", Content: "x"}, "masked: " + filepath.Join(f.vault, "new.env") + " is hush's data dir (" + filepath.Join(f.dir, "dangling") + " leads there through a symlink); hush's file tools never touch it"},
 		{"directory", WriteParams{Path: ".", Content: "x"}, ". is a directory"},
+		{"too big", WriteParams{Path: "big", Content: strings.Repeat("x", MaxWriteBytes+1)}, "content is 16.0 MiB; write handles files up to 16.0 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
