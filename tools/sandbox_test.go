@@ -322,7 +322,21 @@ EOF`, os.Getpid(), addr, len(secret))
 		w := newWorld(t, a)
 		for i, sb := range []*Sandbox{w.sandbox(), nil} {
 			mark := fmt.Sprintf("31%d.%d", i, time.Now().UnixNano()%100000)
-			a.run(t, w.project, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & echo started`, sb)
+			script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & echo started`
+			if sb == nil {
+				// The control runs with nothing that reaps (an unsandboxed
+				// child now has hush's reaper, reaper_linux.go): a child
+				// meant to outlive hush.
+				spec := a.spec(w.project, nil, script, nil, new(bytes.Buffer))
+				spec.Outlive = true
+				cmd, err := Command(context.Background(), spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = cmd.Run()
+			} else {
+				a.run(t, w.project, nil, script, sb)
+			}
 			if sb == nil {
 				waitForSome(mark, 2*time.Second)
 			}
@@ -475,7 +489,10 @@ func TestSandboxParentHelper(t *testing.T) {
 	if os.Getenv(parentEnv+"_BOXED") != "" {
 		sb = &Sandbox{Required: true}
 	}
-	cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & exec sleep `+mark+`1`, sb, new(bytes.Buffer)))
+	spec := attacker{}.spec(dir, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & exec sleep `+mark+`1`, sb, new(bytes.Buffer))
+	// The control: nothing reaps a child meant to outlive hush.
+	spec.Outlive = os.Getenv(parentEnv+"_CONTROL") != ""
+	cmd, err := Command(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,17 +505,24 @@ func TestSandboxParentHelper(t *testing.T) {
 
 // TestSandboxDiesWithHush: when hush is SIGKILLed mid-call, everything in
 // the call's namespace dies with it, a detached child too; unsandboxed, the
-// detached child survives (the control).
+// reaper takes the detached child down as well; with nothing to reap (a
+// child meant to outlive hush) it survives (the control).
 func TestSandboxDiesWithHush(t *testing.T) {
 	if !SandboxStatus().Namespaces {
 		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
 	}
-	for _, boxed := range []bool{true, false} {
-		mark := fmt.Sprintf("33%v.%d", map[bool]int{true: 1, false: 0}[boxed], time.Now().UnixNano()%100000)
+	// boxed: in the sandbox; reaped: without it, under hush's reaper
+	// (reaper_linux.go); control: a child meant to outlive hush.
+	for i, mode := range []string{"boxed", "reaped", "control"} {
+		boxed := mode == "boxed"
+		mark := fmt.Sprintf("33%d.%d", i, time.Now().UnixNano()%100000)
 		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
 		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
 		if boxed {
 			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
+		}
+		if mode == "control" {
+			helper.Env = append(helper.Env, parentEnv+"_CONTROL=1")
 		}
 		out, err := helper.StdoutPipe()
 		if err != nil {
@@ -519,10 +543,10 @@ func TestSandboxDiesWithHush(t *testing.T) {
 		_ = helper.Process.Kill()
 		_ = helper.Wait()
 		left := waitForNone(mark, 3*time.Second)
-		if boxed && len(left) > 0 {
-			t.Errorf("processes of a sandboxed call outlived a killed hush: %v", left)
+		if mode != "control" && len(left) > 0 {
+			t.Errorf("%s: processes of a call outlived a killed hush: %v", mode, left)
 		}
-		if !boxed {
+		if mode == "control" {
 			if len(left) == 0 {
 				t.Error("control: the unsandboxed detached child did not outlive a killed hush")
 			}
