@@ -133,8 +133,11 @@ func (a *app) mcpList(noStart bool) error {
 			if s.Disabled {
 				state = mcp.Disabled
 			}
-			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state,
-				Command: strings.Join(append([]string{s.Command}, s.Args...), " ")})
+			command := strings.Join(append([]string{s.Command}, s.Args...), " ")
+			if s.URL != "" {
+				command = mcp.DisplayEndpoint(s)
+			}
+			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state, Command: command})
 		}
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

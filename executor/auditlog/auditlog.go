@@ -114,6 +114,17 @@ type Log struct {
 	fd       int
 	dev, ino uint64 // fd's file, to notice when path names another
 	open     bool   // fd is the log's file
+	mirror   func(Entry)
+}
+
+// Mirror makes every recorded entry also go to f (the OpenTelemetry
+// export), after it is written. Set it before the first Record.
+func (a *Log) Mirror(f func(Entry)) {
+	if a != nil {
+		a.mu.Lock()
+		a.mirror = f
+		a.mu.Unlock()
+	}
 }
 
 // Open returns the log at path (created 0600 on first write).
@@ -141,6 +152,9 @@ func (a *Log) Record(e Entry) error {
 	if err := a.writeLine(line); err != nil {
 		a.closeLocked()
 		return fmt.Errorf("audit: %w", &fs.PathError{Op: "write", Path: a.path, Err: err})
+	}
+	if a.mirror != nil {
+		a.mirror(e) // only what the file holds: a decision not recorded is not taken
 	}
 	return nil
 }

@@ -135,6 +135,9 @@ func TestReadErrors(t *testing.T) {
 		{"binary outside", ReadParams{Path: filepath.Join(f.outside, "x.bin")}, "refused: " + filepath.Join(f.outside, "x.bin") + " is a binary file (application/octet-stream, 9 bytes); read shows text only"},
 		{"past the end", ReadParams{Path: "a.txt", Offset: 9}, "a.txt has fewer than 9 lines"},
 		{"fifo", ReadParams{Path: "fifo"}, "fifo is not a regular file (p---------)"},
+		{"hush's own environ", ReadParams{Path: "/proc/self/environ"}, procRefusal},
+		{"another process's environ", ReadParams{Path: "/proc/1/environ"}, procRefusal},
+		{"a device", ReadParams{Path: "/dev/zero"}, "/dev/zero is not a regular file (Dc---------)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
