@@ -137,7 +137,7 @@ func startError(s Server, dir string, err error) error {
 	return fmt.Errorf("cannot start %q: %w", s.Command, err)
 }
 
-func (c *conn) reap(cmd *exec.Cmd) {
+func (c *conn) reap(cmd *tools.Cmd) {
 	c.waitErr = cmd.Wait()
 	c.ps = cmd.ProcessState
 	close(c.exited)
