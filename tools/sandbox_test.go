@@ -351,7 +351,14 @@ EOF`, os.Getpid(), addr, len(secret))
 		w := newWorld(t, a)
 		for i, sb := range []*Sandbox{w.sandbox(), nil} {
 			mark := fmt.Sprintf("31%d.%d", i, time.Now().UnixNano()%100000)
-			a.run(t, w.project, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & echo started`, sb)
+			script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & echo started`
+			if sb == nil {
+				// The control is a bare child, which nothing reaps (an
+				// unsandboxed call has hush's reaper, reaper_linux.go).
+				_ = a.bare(w.project, nil, script, new(bytes.Buffer)).Run()
+			} else {
+				a.run(t, w.project, nil, script, sb)
+			}
 			if sb == nil {
 				waitForSome(mark, 2*time.Second)
 			}
@@ -509,8 +516,20 @@ func TestSandboxParentHelper(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := (attacker{}).bare(dir, nil, script, new(bytes.Buffer)).Start(); err != nil {
-		t.Fatal(err)
+	} else if os.Getenv(parentEnv+"_CONTROL") != "" {
+		// The control: a bare child, which nothing reaps.
+		if err := (attacker{}).bare(dir, nil, script, new(bytes.Buffer)).Start(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		// Unsandboxed through the spawn layer: under hush's reaper.
+		cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, script, nil, new(bytes.Buffer)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fmt.Println("ready")
 	time.Sleep(time.Minute)
@@ -518,17 +537,24 @@ func TestSandboxParentHelper(t *testing.T) {
 
 // TestSandboxDiesWithHush: when hush is SIGKILLed mid-call, everything in
 // the call's namespace dies with it, a detached child too; unsandboxed, the
-// detached child survives (the control).
+// reaper takes the detached child down as well; with nothing to reap (a
+// child meant to outlive hush) it survives (the control).
 func TestSandboxDiesWithHush(t *testing.T) {
 	if !SandboxStatus().Namespaces {
 		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
 	}
-	for _, boxed := range []bool{true, false} {
-		mark := fmt.Sprintf("33%v.%d", map[bool]int{true: 1, false: 0}[boxed], time.Now().UnixNano()%100000)
+	// boxed: in the sandbox; reaped: without it, under hush's reaper
+	// (reaper_linux.go); control: a child meant to outlive hush.
+	for i, mode := range []string{"boxed", "reaped", "control"} {
+		boxed := mode == "boxed"
+		mark := fmt.Sprintf("33%d.%d", i, time.Now().UnixNano()%100000)
 		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
 		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
 		if boxed {
 			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
+		}
+		if mode == "control" {
+			helper.Env = append(helper.Env, parentEnv+"_CONTROL=1")
 		}
 		out, err := helper.StdoutPipe()
 		if err != nil {
@@ -549,10 +575,10 @@ func TestSandboxDiesWithHush(t *testing.T) {
 		_ = helper.Process.Kill()
 		_ = helper.Wait()
 		left := waitForNone(mark, 3*time.Second)
-		if boxed && len(left) > 0 {
-			t.Errorf("processes of a sandboxed call outlived a killed hush: %v", left)
+		if mode != "control" && len(left) > 0 {
+			t.Errorf("%s: processes of a call outlived a killed hush: %v", mode, left)
 		}
-		if !boxed {
+		if mode == "control" {
 			if len(left) == 0 {
 				t.Error("control: the unsandboxed detached child did not outlive a killed hush")
 			}
