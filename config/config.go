@@ -51,13 +51,16 @@ type Unsafe struct {
 	NoMountMask bool `toml:"no_mount_mask"`
 	// NoRedaction passes tool output through unredacted.
 	NoRedaction bool `toml:"no_redaction"`
+	// NoSandbox runs host tools without their sandbox (`hush audit
+	// --sandbox off` writes it into the audit's own config only).
+	NoSandbox bool `toml:"no_sandbox"`
 }
 
 // Any reports whether any protection is switched off, and which.
 func (u Unsafe) Any() []string {
 	var on []string
 	for name, set := range map[string]bool{"no_credential_filter": u.NoCredentialFilter, "secrets_in_argv": u.SecretsInArgv,
-		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction} {
+		"no_mount_mask": u.NoMountMask, "no_redaction": u.NoRedaction, "no_sandbox": u.NoSandbox} {
 		if set {
 			on = append(on, name)
 		}

@@ -124,12 +124,15 @@ func scanMemory(pid int, needle []byte, n, max int) ([]byte, error) {
 	}
 	defer mem.Close()
 	var found []byte
-	const maxTotal = 512 << 20
+	// Each mapping is read in chunks, so a large one (a Go heap grown past
+	// 64 MiB) is read too, up to a bound on the whole.
+	const maxTotal = 1 << 30
 	total := int64(0)
 	sc := bufio.NewScanner(maps)
 	readable := false
 	hits := 0
-	for sc.Scan() {
+	buf := make([]byte, 1<<20)
+	for sc.Scan() && hits < max && total < maxTotal {
 		f := strings.Fields(sc.Text())
 		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") {
 			continue
@@ -143,28 +146,26 @@ func scanMemory(pid int, needle []byte, n, max int) ([]byte, error) {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		size := int64(end - start)
-		if size > 64<<20 || total+size > maxTotal {
-			continue
-		}
-		buf := make([]byte, size)
-		k, err := mem.ReadAt(buf, int64(start))
-		if err != nil && err != io.EOF && k == 0 {
-			continue
-		}
-		readable = true
-		total += int64(k)
-		buf = buf[:k]
-		for off := 0; hits < max; hits++ {
-			i := bytes.Index(buf[off:], needle)
-			if i < 0 {
+		for a := start; a < end && hits < max && total < maxTotal; a += uint64(len(buf)) {
+			size := min(uint64(len(buf)), end-a)
+			k, err := mem.ReadAt(buf[:size], int64(a))
+			if err != nil && err != io.EOF && k == 0 {
 				break
 			}
-			j := off + i
-			e := min(len(buf), j+len(needle)+n)
-			found = append(found, buf[j:e]...)
-			found = append(found, '\n')
-			off = j + len(needle)
+			readable = true
+			total += int64(k)
+			chunk := buf[:k]
+			for off := 0; hits < max; hits++ {
+				i := bytes.Index(chunk[off:], needle)
+				if i < 0 {
+					break
+				}
+				j := off + i
+				e := min(len(chunk), j+len(needle)+n)
+				found = append(found, chunk[j:e]...)
+				found = append(found, '\n')
+				off = j + len(needle)
+			}
 		}
 	}
 	if !readable {
