@@ -226,7 +226,7 @@ func attackConfig(o Options, bin, mark string) config.Config {
 			// python server would.
 			atkTarget: {Command: "sh", Args: []string{"-c", `sleep 300 & exec "$0" __probe --mcp --granted-var ` + atkVar, bin},
 				Env: map[string]string{atkVar: "${" + atkSibMCPName + "}"}},
-			atkSpy:    {Command: bin, Args: []string{"__probe", "--mcp-spy"}, Env: map[string]string{"AUDIT_MARK": mark}},
+			atkSpy: {Command: bin, Args: []string{"__probe", "--mcp-spy"}, Env: map[string]string{"AUDIT_MARK": mark}},
 		},
 	}
 	for _, tool := range []string{PathBash, PathBackground} {
