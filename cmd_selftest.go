@@ -110,6 +110,7 @@ func (a *app) probeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "mcp-spy"},
 			&cli.StringSliceFlag{Name: "connect"},
 			&cli.IntFlag{Name: "mem-pid"},
+			&cli.StringFlag{Name: "needle"},
 			&cli.BoolFlag{Name: "mem-control"},
 			&cli.StringFlag{Name: "reveal"},
 			&cli.StringFlag{Name: "reveal-data"},
@@ -124,7 +125,7 @@ func (a *app) probeCommand() *cli.Command {
 			if c.Bool("mcp") {
 				return selftest.ServeProbeMCP(context.Background(), o)
 			}
-			at := selftest.AttackOptions{MemPID: c.Int("mem-pid"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
+			at := selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
 				Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config"),
 				Connect: map[string]string{}}
 			for _, kv := range c.StringSlice("connect") {

@@ -145,6 +145,15 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 	w := &attackWorld{world: &world{root: dir, home: filepath.Join(dir, "home"), configDir: filepath.Join(dir, "config"),
 		dataDir: filepath.Join(dir, "data"), project: filepath.Join(dir, "project"), bin: bin},
 		run: filepath.Join(dir, "run"), public: filepath.Join(dir, "public"), c: c, mark: mark}
+	// A unix socket's path must fit in 108 bytes: under a long TMPDIR the
+	// runtime dir (bus and keyring sockets) moves to a short one of its own.
+	if len(filepath.Join(w.run, "keyring", "control")) > 100 {
+		short, err := os.MkdirTemp("/tmp", "hush-audit-run-")
+		if err != nil {
+			return nil, err
+		}
+		w.run = short
+	}
 	w.sub = filepath.Join(w.project, "sub")
 	decoy := filepath.Join(w.project, ".audit-decoy")
 	for _, d := range []string{w.home, w.configDir, w.dataDir, w.project, w.sub, w.run, filepath.Join(w.run, "keyring"), w.public,
@@ -305,7 +314,7 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	data, conf := sq(w.dataDir), sq(w.configDir)
 	b.WriteString(`cat ` + data + `/vault.env 2>&1 | r vault-file; cat ` + sq(filepath.Join(w.public, "notes")) + ` 2>&1 | r public-file; `)
 	b.WriteString(bin + ` __probe --connect bus=` + sq(filepath.Join(w.run, "bus")) + ` --connect keyring=` + sq(filepath.Join(w.run, "keyring", "control")) +
-		` --connect control=` + sq(filepath.Join(w.public, "sock")) + `; `)
+		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + `; `)
 	b.WriteString(`printf '\n[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' >> ` + conf + `/config.toml 2>&1 | r write-config; `)
 	b.WriteString(`printf '{"projects":{}}\n' > ` + conf + `/trusted-projects.json 2>&1 | r write-trust; `)
 	b.WriteString(`printf written > ` + sq(filepath.Join(w.public, "written")) + ` 2>&1 | r write-control; `)
@@ -367,6 +376,9 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 	if err != nil {
 		return nil, err
 	}
+	if !strings.HasPrefix(w.run, dir+string(filepath.Separator)) {
+		defer os.RemoveAll(w.run)
+	}
 	// The bus, the keyring daemon and, as the control, a socket nothing
 	// protects: each answers a connection with what it guards.
 	var listeners []net.Listener
@@ -376,7 +388,7 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 		}
 	}()
 	for path, say := range map[string]string{filepath.Join(w.run, "bus"): c[aKeyring], filepath.Join(w.run, "keyring", "control"): c[aKeyring],
-		filepath.Join(w.public, "sock"): mark} {
+		filepath.Join(w.run, "public.sock"): mark} {
 		l, err := net.Listen("unix", path)
 		if err != nil {
 			return nil, fmt.Errorf("audit: listen on %s: %w", path, err)
@@ -386,8 +398,10 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 		go serveOnce(l, say)
 	}
 	if cred != nil {
-		if err := chownTree(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return nil, err
+		for _, d := range []string{dir, w.run} {
+			if err := chownTree(d, int(cred.Uid), int(cred.Gid)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	r := &attackResult{w: w}

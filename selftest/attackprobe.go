@@ -77,8 +77,10 @@ func parseAttackLines(text string) map[string]string {
 type AttackOptions struct {
 	// Connect maps a key to a unix socket path to connect to and read from.
 	Connect map[string]string
-	// MemPID is a process whose memory to read, by both methods.
+	// MemPID is a process whose memory to read, by both methods, for
+	// Needle (default: the audit's canary prefix) and what follows it.
 	MemPID int
+	Needle string
 	// MemControl reads, the same two ways, the memory of a child holding
 	// Mark: the positive control of the memory rows.
 	MemControl bool
@@ -104,10 +106,18 @@ func RunAttack(ctx context.Context, o AttackOptions) []string {
 		out = append(out, attackLine("connect-"+k, data, err))
 	}
 	if o.MemPID > 0 {
-		found, err := scanMemory(o.MemPID, []byte(canaryPrefix), 64, 32)
-		out = append(out, attackLine("mem-proc", hits(found), err))
-		found, err = vmReadv(o.MemPID, []byte(canaryPrefix), 64, 32)
-		out = append(out, attackLine("mem-vm", hits(found), err))
+		needle := o.Needle
+		if needle == "" {
+			needle = canaryPrefix
+		}
+		keep := hits
+		if o.Needle != "" {
+			keep = func(b []byte) []byte { return b }
+		}
+		found, err := scanMemory(o.MemPID, []byte(needle), 64, 32)
+		out = append(out, attackLine("mem-proc", keep(found), err))
+		found, err = vmReadv(o.MemPID, []byte(needle), 64, 32)
+		out = append(out, attackLine("mem-vm", keep(found), err))
 	}
 	if o.MemControl {
 		out = append(out, memControl(ctx, o.Mark)...)
