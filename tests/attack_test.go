@@ -219,8 +219,6 @@ func TestHostileToolRecoversNothing(t *testing.T) {
 			abstractCanary := canary("abstract")
 			sockName := "hush-attack-" + hw.grantedSHA[:16]
 			abstractListener(t, sockName, abstractCanary)
-			ctlName := "hush-attack-ctl-" + hw.grantedSHA[:16]
-			abstractListener(t, ctlName, markValue(hw.world))
 			data := hw.dataDir
 			script := `mkdir -p loot ctl; hp=$(cat .hushpid); D=` + shq(data) + `
 for p in /proc/[0-9]*; do cat "$p/root$D/vault.env"; done > loot/proc-root 2>&1
@@ -234,7 +232,6 @@ ln "$D/vault.env" hard > loot/hardlink 2>&1; cat hard >> loot/hardlink 2>&1; ln 
 unshare -rm sh -c 'umount -l "$1" 2>&1; umount -l "$2" 2>&1; cat "$1/vault.env" "$2"' sh "$D" "$PWD/.env" > loot/unshare 2>&1
 unshare -rm sh -c 'cat notes.txt' > ctl/unshare 2>&1
 curl -s --http0.9 --max-time 3 --abstract-unix-socket ` + sockName + ` http://x/ > loot/abstract 2>&1
-curl -s --http0.9 --max-time 3 --abstract-unix-socket ` + ctlName + ` http://x/ > ctl/abstract 2>&1
 timeout 5 cat /proc/$hp/mem /proc/$hp/environ > loot/proc-mem 2>&1
 timeout 20 "$HUSH_BIN" __probe --mem-pid "$hp" --needle canary- > loot/probe-mem 2>&1
 cat /proc/$hp/cmdline > loot/hush-visible 2>&1
@@ -254,8 +251,15 @@ echo done`
 			for _, v := range []string{"proc-root", "proc-fd", "symlink", "hardlink", "umount", "nsenter", "unshare", "abstract", "proc-mem", "probe-mem"} {
 				hw.noSecret(t, v, map[string]string{"abstract socket": abstractCanary})
 			}
-			for _, c := range []string{"proc-root", "proc-fd", "symlink", "hardlink", "unshare", "abstract"} {
+			for _, c := range []string{"proc-root", "proc-fd", "symlink", "hardlink", "unshare"} {
 				hw.control(t, c)
+			}
+			// The abstract socket's control: the same curl, as the same user,
+			// outside hush, reaches it.
+			ctl := exec.Command("curl", "-s", "--http0.9", "--max-time", "3", "--abstract-unix-socket", sockName, "http://x/")
+			ctl.SysProcAttr = &syscall.SysProcAttr{Credential: a.cred}
+			if b, _ := ctl.CombinedOutput(); !strings.Contains(string(b), abstractCanary) {
+				t.Errorf("%s: positive control: curl outside hush did not reach the abstract socket (%q)", a.name, b)
 			}
 			if strings.Contains(hw.loot("hush-visible"), "run") {
 				t.Errorf("%s: the tool sees hush's process (/proc/<hush pid>/cmdline): %q", a.name, hw.loot("hush-visible"))
