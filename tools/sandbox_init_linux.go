@@ -25,7 +25,10 @@ package tools
 //
 // The plan on fd 3 is NUL-separated: the magic, a flags word, then one
 // "F<path>" (bind an empty read-only file over it) or "D<path>" (an empty
-// read-only tmpfs over it) per mask. Flags: N a network namespace with
+// read-only tmpfs over it) per mask, after one "P<path>" (bind the
+// directory onto itself, recursively: it stays as it was, but a mount
+// point cannot be renamed or removed) per directory above hush's own dirs,
+// outermost first. Flags: N a network namespace with
 // only lo; T probe: stop once the namespace's /proc is mounted, exit 0.
 
 /*
@@ -278,6 +281,13 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 			}
 			if (hush_sb_readonly(p) != 0) {
 				hush_sb_die("make read-only", p);
+			}
+		} else if (*m == 'P') {
+			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("pin", p);
 			}
 		} else if (*m == 'D') {
 			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -67,6 +69,10 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 	b.WriteString("HUSHSB1\x00")
 	b.WriteString(flags)
 	b.WriteByte(0)
+	for _, p := range pins(masks) {
+		b.WriteString("P" + p)
+		b.WriteByte(0)
+	}
 	for _, m := range masks {
 		if strings.IndexByte(m.Path, 0) >= 0 {
 			continue
@@ -104,6 +110,29 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 	}
 	cache.files[key] = f
 	return f, nil
+}
+
+// pins are the directories above hush's own data and config dirs,
+// outermost first. The masks hide those dirs, but the directories above
+// them are the user's and writable: a tool that moved ~/.config aside
+// (the mask moves with it) and made a new ~/.config/hush would have the
+// next session read its config.toml and trust file — a rule allowing
+// every secret. Each is bound onto itself, so it is a mount point, which
+// rename(2) and rmdir(2) refuse (EBUSY); it stays writable inside.
+func pins(masks []Mask) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range masks {
+		if m.Reason != ReasonDataDir && m.Reason != ReasonConfigDir || strings.IndexByte(m.Path, 0) >= 0 {
+			continue
+		}
+		for d := filepath.Dir(m.Path); d != "/" && d != "." && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Count(out[i], "/") < strings.Count(out[j], "/") })
+	return out
 }
 
 // planCache serves a Sandbox without masks.
