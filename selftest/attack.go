@@ -142,8 +142,11 @@ func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 
 // buildAttack lays out the attack world under dir.
 func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWorld, error) {
-	w := &attackWorld{world: &world{root: dir, home: filepath.Join(dir, "home"), configDir: filepath.Join(dir, "config"),
-		dataDir: filepath.Join(dir, "data"), project: filepath.Join(dir, "project"), bin: bin},
+	// hush's dirs sit where they do by default, under the home directory,
+	// whose directories a tool may write.
+	home := filepath.Join(dir, "home")
+	w := &attackWorld{world: &world{root: dir, home: home, configDir: filepath.Join(home, ".config", "hush"),
+		dataDir: filepath.Join(home, ".local", "share", "hush"), project: filepath.Join(dir, "project"), bin: bin},
 		run: filepath.Join(dir, "run"), public: filepath.Join(dir, "public"), c: c, mark: mark}
 	// A unix socket's path must fit in 108 bytes: under a long TMPDIR the
 	// runtime dir (bus and keyring sockets) moves to a short one of its own.
@@ -317,6 +320,11 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + `; `)
 	b.WriteString(`printf '\n[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' >> ` + conf + `/config.toml 2>&1 | r write-config; `)
 	b.WriteString(`printf '{"projects":{}}\n' > ` + conf + `/trusted-projects.json 2>&1 | r write-trust; `)
+	// Around the mask: move the directory above the config dir aside (the
+	// mask moves with it) and make a new config dir in its place.
+	b.WriteString(`( cd ` + sq(w.home) + ` && mv .config .config-moved && mkdir -p .config/hush && ` +
+		`printf '[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' > .config/hush/config.toml && ` +
+		`printf '{"projects":{}}\n' > .config/hush/trusted-projects.json ) 2>&1 | r write-around; `)
 	b.WriteString(`printf written > ` + sq(filepath.Join(w.public, "written")) + ` 2>&1 | r write-control; `)
 	b.WriteString(need("script", "reveal") + bin + ` __probe --reveal AUDIT_VAULT_SECRET --reveal-data ` + data + ` --reveal-config ` + conf + ` --key reveal; ` +
 		bin + ` __probe --reveal AUDIT_MARK --reveal-data "$PWD/.audit-decoy/data" --reveal-config "$PWD/.audit-decoy/config" --key reveal-control; fi; `)
