@@ -11,7 +11,9 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
@@ -19,6 +21,17 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// Exit codes: the one list (README and `hush run --help` describe them).
+const (
+	exitOK          = 0
+	exitFailure     = 1   // a command failed; the message says why
+	exitUsage       = 2   // a flag or argument is wrong
+	exitDenied      = 3   // hush run: the turn ended on a denial
+	exitInternal    = 70  // a panic (EX_SOFTWARE); one redacted sentence is printed
+	exitInterrupted = 130 // Ctrl-C (128 + SIGINT)
+	exitTerminated  = 143 // SIGTERM (128 + SIGTERM)
+)
 
 // exitError carries an exit code through urfave/cli without a stack trace.
 type exitError struct {
@@ -42,7 +55,7 @@ func run(args []string) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
-			code = 70
+			code = exitInternal
 		}
 	}()
 	return a.main(args)
@@ -85,6 +98,10 @@ type app struct {
 	cfg     config.Config
 	initErr error
 
+	masksOnce sync.Once
+	masks     *tools.MaskSet // the sandbox's mask list (sandbox_wiring.go)
+	masksErr  error
+
 	vaultOnce sync.Once
 	vault     *vault.Layered
 	proxy     *vault.Proxy
@@ -96,20 +113,69 @@ func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
 	err := cliApp.Run(args)
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	code := 1
+	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", msg)
+		// An error can carry text from outside: a model server's error
+		// body, a file name. Neither may drive the terminal.
+		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
 	}
 	return code
 }
 
 func (a *app) cliApp() *cli.App {
+	app := a.newCLIApp()
+	hideLeafHelpCommands(app.Commands)
+	var walk func([]*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.OnUsageError == nil {
+				c.OnUsageError = usageError
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	return app
+}
+
+// hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
+// gives every command from commands that have no subcommands of their own:
+// there it swallowed an argument, so `hush mcp tools h` printed help
+// instead of looking up server h. --help still works everywhere.
+func hideLeafHelpCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if len(c.Subcommands) == 0 {
+			c.HideHelpCommand = true
+		}
+		hideLeafHelpCommands(c.Subcommands)
+	}
+}
+
+// usageError reports a bad flag in one line, then the command's usage
+// line: not the whole help around the error twice.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name, args := c.App.HelpName, c.App.ArgsUsage
+	if c.Command != nil && c.Command.Name != "" {
+		name, args = c.Command.HelpName, c.Command.ArgsUsage
+	}
+	usage := strings.TrimSpace(name + " [options] " + args)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
+	}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+}
+
+func (a *app) newCLIApp() *cli.App {
 	return &cli.App{
 		Name:    "hush",
 		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",
@@ -123,9 +189,13 @@ func (a *app) cliApp() *cli.App {
 		Reader:    a.stdin,
 		Writer:    a.stdout,
 		ErrWriter: a.stderr,
-		Flags: []cli.Flag{
+		// The root command is chat: its flags work without the word chat
+		// (hush --model x), as other agents' do.
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		},
+		}, append(modelFlagList(), chatFlags()...)...),
+		Action:       a.rootAction,
+		OnUsageError: usageError,
 		Before: func(c *cli.Context) error {
 			if d := c.String("dir"); d != "" {
 				abs, err := filepath.Abs(d)
@@ -146,11 +216,10 @@ func (a *app) cliApp() *cli.App {
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),
+			a.sandboxCommand(),
 			a.sessionsCommand(),
 		},
-		DefaultCommand:  "chat",
-		ExitErrHandler:  func(*cli.Context, error) {}, // main() reports errors, once
-		HideHelpCommand: true,
+		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
 }
 
@@ -172,6 +241,11 @@ func (a *app) init() error {
 		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
 		if a.initErr == nil {
 			a.initErr = a.withProjectConfig()
+		}
+		if a.initErr == nil {
+			for _, w := range selftest.LiteralSecrets(a.cfg, nil) {
+				fmt.Fprintln(a.stderr, "hush: warning: "+w)
+			}
 		}
 		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
 			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
@@ -204,23 +278,32 @@ func (a *app) openVault() (*vault.Layered, error) {
 			a.vaultErr = err
 			return
 		}
-		dotEnvPath := filepath.Join(dir, ".env")
-		dotEnv, err := config.LoadDotEnv(dotEnvPath)
+		// Every .env, .env.* and .envrc in the project is a legacy source.
+		fam, err := config.LoadDotEnvFamily(dir)
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		if len(dotEnv) > 0 {
-			fmt.Fprintf(a.stderr, "hush: warning: %s holds %d secret(s) in the project directory; move them into the vault with `hush vault import %s`\n",
-				dotEnvPath, len(dotEnv), dotEnvPath)
+		for _, line := range config.DotEnvWarnings(fam) {
+			fmt.Fprintln(a.stderr, "hush: warning: "+line)
 		}
 		// A process variable is a secret when its name or its value says so
-		// (DATABASE_URL=postgres://u:pw@h/db), so it is redacted and can be
-		// granted by name.
+		// (DATABASE_URL=postgres://u:pw@h/db), so it can be granted by name;
+		// its value is also scrubbed and refused in command lines when it
+		// looks like a credential (tools.LooksLikeSecret).
 		isCred := func(name string) bool {
 			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
 		}
-		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, Process: a.ambient, IsCredential: isCred}
+		dotEnv := fam.Merged
+		marked := map[string]bool{}
+		for _, n := range a.cfg.Vault.Secret {
+			marked[n] = true
+		}
+		isSecretValue := func(name, value string) bool {
+			return marked[strings.SplitN(name, "@", 2)[0]] || tools.LooksLikeSecret(value)
+		}
+		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, DotEnvShadowed: fam.Shadowed, Process: a.ambient,
+			IsCredential: isCred, IsSecretValue: isSecretValue}
 		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr

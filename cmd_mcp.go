@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -16,10 +15,12 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/config/userfile"
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
-	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -43,7 +44,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "no-start", Usage: "only show the configuration; start nothing"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() > 0 {
-						return &exitError{2, errors.New("mcp list takes no arguments")}
+						return &exitError{exitUsage, errors.New("mcp list takes no arguments")}
 					}
 					return a.mcpList(c.Bool("no-start"))
 				},
@@ -55,7 +56,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags:     []cli.Flag{&cli.BoolFlag{Name: "schema", Usage: "also print each tool's input schema"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() != 1 {
-						return &exitError{2, errors.New("mcp tools needs one server name: hush mcp tools SERVER (see hush mcp list)")}
+						return &exitError{exitUsage, errors.New("mcp tools needs one server name: hush mcp tools SERVER (see hush mcp list)")}
 					}
 					return a.mcpTools(c.Args().First(), c.Bool("schema"))
 				},
@@ -73,7 +74,7 @@ func (a *app) mcpCommand() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "replace", Usage: "replace servers of the same name already in mcp.json"}},
 				Action: func(c *cli.Context) error {
 					if c.Args().Len() != 1 {
-						return &exitError{2, errors.New("mcp import needs a file, or - to read stdin (paste the JSON, then Ctrl-D)")}
+						return &exitError{exitUsage, errors.New("mcp import needs a file, or - to read stdin (paste the JSON, then Ctrl-D)")}
 					}
 					return a.mcpImport(c.Args().First(), c.Bool("replace"))
 				},
@@ -100,16 +101,23 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	if err != nil {
 		return nil, err
 	}
-	session := mcpSessionName("mcp")
+	// config.toml's rules, and the terminal when there is one.
+	var prompter executor.Prompter
+	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
+	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-	mgr, err := mcp.NewManager(mcp.Options{Servers: servers, Dir: dir, Ambient: a.ambient, Secrets: a.scrub,
-		Grant: mcpGrant(a.mcpGate(), audit, session, lv), Version: version,
-		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter})
-	if err != nil {
+	return session.StartMCP(ctx, session.MCPOptions{Servers: servers, Dir: dir, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
+		Gate: session.Gate(a.cfg, prompter, false), Audit: audit, Session: session.NewID("mcp"), Version: version,
+		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, names...)
+}
+
+// mcpServers is every configured MCP server, from config.toml and mcp.json.
+func (a *app) mcpServers() ([]mcp.Server, error) {
+	if err := a.init(); err != nil {
 		return nil, err
 	}
-	mgr.Start(ctx, names...)
-	return mgr, nil
+	return session.MCPServers(a.cfg, a.dirs.Config)
 }
 
 func (a *app) mcpList(noStart bool) error {
@@ -213,9 +221,6 @@ func mcpSanitize(s string) string {
 	}, s)
 }
 
-// mcpImportRef matches VS Code's ${env:NAME} and ${input:NAME}.
-var mcpImportRef = regexp.MustCompile(`\$\{(env|input):([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 func (a *app) mcpImport(src string, replace bool) error {
 	if err := a.init(); err != nil {
 		return err
@@ -250,48 +255,14 @@ func (a *app) mcpImport(src string, replace bool) error {
 	if err != nil {
 		return err
 	}
-	held := tools.NewSecretSet(all)
-	names := make([]string, 0, len(servers))
-	for n := range servers {
-		names = append(names, n)
+	plan, err := mcp.PlanImport(mcp.ImportRequest{Servers: servers, InConfigTOML: a.cfg.MCP, InMCPJSON: existing, Replace: replace,
+		Held: tools.NewSecretSet(all), Ambient: a.ambient, Store: func(server, name, value string) (string, error) {
+			return mcp.StoreImportedSecret(lv, server, name, value)
+		}})
+	if err != nil {
+		return err
 	}
-	sort.Strings(names)
-	add := map[string]config.MCPServer{}
-	var report []string
-	var rules []string
-	for _, orig := range names {
-		s := servers[orig]
-		name := mcpSafeName(orig)
-		if name != orig {
-			report = append(report, fmt.Sprintf("server %q: imported as %q (names are letters, digits, _ and -)", orig, name))
-		}
-		if _, ok := a.cfg.MCP[name]; ok {
-			report = append(report, fmt.Sprintf("server %q: skipped: config.toml already has [mcp.%s]", name, name))
-			continue
-		}
-		if _, ok := existing[name]; ok && !replace {
-			report = append(report, fmt.Sprintf("server %q: skipped: mcp.json already has it (--replace to overwrite)", name))
-			continue
-		}
-		if _, ok := add[name]; ok {
-			report = append(report, fmt.Sprintf("server %q: skipped: two servers are named %q after renaming", orig, name))
-			continue
-		}
-		if i := credentialArg(s.Args, held); i > 0 {
-			report = append(report, fmt.Sprintf("server %q: not imported: argument %d holds a credential, and hush never puts a secret on a command line (any process can read it there); if the server can read it from an environment variable, paste it again with that variable in env", name, i))
-			continue
-		}
-		env, lines, refs, err := a.mcpImportEnv(lv, held, name, s.Env)
-		if err != nil {
-			return fmt.Errorf("server %q: %w", name, err)
-		}
-		report = append(report, lines...)
-		s.Env = env
-		add[name] = s
-		for _, r := range refs {
-			rules = append(rules, fmt.Sprintf("[[rules]]\ngate = \"vault.read:%s\"\nsubject = %q\ndecision = \"allow\"", r, mcp.Subject(name)))
-		}
-	}
+	add, report, rules := plan.Add, plan.Report, plan.Rules
 	for _, n := range notes {
 		fmt.Fprintln(a.stdout, n)
 	}
@@ -318,128 +289,11 @@ func (a *app) mcpImport(src string, replace bool) error {
 	return nil
 }
 
-// credentialArg returns the 1-based position of the first argument that
-// holds a credential (a URL with a password, or a value the vault holds),
-// or 0.
-func credentialArg(args []string, held *tools.SecretSet) int {
-	for i, arg := range args {
-		if tools.IsCredentialValue(arg) || held.HasValue(arg) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
 func importName(src string) string {
 	if src == "-" {
 		return "stdin"
 	}
 	return src
-}
-
-// mcpSafeName makes a pasted server name one hush can use.
-func mcpSafeName(name string) string {
-	out := strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
-			return r
-		}
-		return '-'
-	}, name)
-	out = strings.Trim(out, "-")
-	if len(out) > 40 {
-		out = out[:40]
-	}
-	if out == "" {
-		out = "server"
-	}
-	return out
-}
-
-// mcpImportEnv turns a pasted env into one that holds no secret: literal
-// credentials move into the vault and become ${NAME}; VS Code references
-// become ${NAME}; other literal values stay, with "${" escaped. It returns
-// the secret names the server will ask for.
-func (a *app) mcpImportEnv(lv *vault.Layered, held *tools.SecretSet, server string, in map[string]string) (map[string]string, []string, []string, error) {
-	out := map[string]string{}
-	var lines, refs []string
-	keys := make([]string, 0, len(in))
-	for k := range in {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := in[k]
-		if mcpImportRef.MatchString(v) {
-			v = mcpImportRef.ReplaceAllStringFunc(v, func(m string) string {
-				sub := mcpImportRef.FindStringSubmatch(m)
-				if sub[1] == "input" {
-					lines = append(lines, fmt.Sprintf("server %q: %s was a VS Code prompt (${input:%s}); store its value with `hush vault set %s`", server, k, sub[2], sub[2]))
-				}
-				return "${" + sub[2] + "}"
-			})
-		}
-		r, err := vault.References(v)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("env %s holds a reference hush cannot convert (%v); write it as ${NAME} for a secret NAME in the vault", k, err)
-		}
-		if len(r) > 0 {
-			out[k] = v
-			refs = append(refs, r...)
-			continue
-		}
-		if v == "" || !(tools.IsCredentialName(k) || tools.IsCredentialValue(v) || held.HasValue(v)) {
-			out[k] = strings.ReplaceAll(v, "${", "$${")
-			continue
-		}
-		name, err := a.mcpStoreSecret(lv, server, k, v)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		out[k] = "${" + name + "}"
-		refs = append(refs, name)
-		lines = append(lines, fmt.Sprintf("server %q: %s: the value was moved into the vault as %s; mcp.json refers to it as ${%s}", server, k, name, name))
-		if amb := a.ambient[name]; amb != "" && amb != v {
-			lines = append(lines, fmt.Sprintf("server %q: note: your environment also sets %s, and a set environment variable wins over the vault; unset it to use the imported value", server, name))
-		}
-	}
-	return out, lines, dedupe(refs), nil
-}
-
-// mcpStoreSecret stores value under name in the vault backend, or under
-// SERVER_NAME when name already holds a different value.
-func (a *app) mcpStoreSecret(lv *vault.Layered, server, name, value string) (string, error) {
-	candidates := []string{name, strings.ToUpper(strings.ReplaceAll(server, "-", "_")) + "_" + name}
-	for _, n := range candidates {
-		if vault.CheckName(n) != nil {
-			continue
-		}
-		cur, err := lv.Backend.Get(n)
-		switch {
-		case err == nil && cur == value:
-			return n, nil
-		case err == nil:
-			continue // taken by another value
-		case !errors.Is(err, vault.ErrNotFound):
-			return "", fmt.Errorf("read the vault: %w", err)
-		}
-		if err := lv.Set(n, value); err != nil {
-			return "", fmt.Errorf("store %s in the vault: %w", n, err)
-		}
-		return n, nil
-	}
-	return "", fmt.Errorf("cannot store %s: the vault already holds other values under %s; rename one with `hush vault`", name, strings.Join(candidates, " and "))
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // mcpTerminal is stdin when it is a terminal.

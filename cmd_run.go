@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
@@ -19,9 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 func modelFlagList() []cli.Flag {
@@ -59,11 +52,12 @@ func (a *app) runCommand() *cli.Command {
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
-			"3 the turn ended with a denied tool run or secret, 130 interrupted.",
+			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
+			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{2, fmt.Errorf("%w (see hush run --help)", err)}
+			return &exitError{exitUsage, fmt.Errorf("%w (see hush run --help)", err)}
 		},
 		Action: func(c *cli.Context) error {
 			err := a.runAction(c)
@@ -82,7 +76,7 @@ func (a *app) runAction(c *cli.Context) error {
 	for i, arg := range c.Args().Slice() {
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
-			return &exitError{2, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
+			return &exitError{exitUsage, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
 		}
 	}
 	prompt := strings.Join(c.Args().Slice(), " ")
@@ -94,7 +88,7 @@ func (a *app) runAction(c *cli.Context) error {
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return &exitError{2, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
+		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
 	return a.runOnce(readModelFlags(c), prompt, resumeRequest{cont: c.Bool("continue")})
 }
@@ -138,7 +132,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		}
 		stream.SessionStarted(info)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSig, stop := notifyStop(context.Background())
 	defer stop()
 	if agent.NeedsCompaction(&conv, 0) {
 		c, err := agent.Compact(ctx, &conv, 0)
@@ -157,7 +151,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, &exitError{130, errors.New("interrupted; the running tool was stopped")})
+		return runFailed(stream, events.KindInterrupted, signalExit(stopSig.get()))
 	case errors.Is(err, executor.ErrModel):
 		return runFailed(stream, events.KindModel, err)
 	case errors.Is(err, executor.ErrMaxSteps):
@@ -165,7 +159,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	case err != nil:
 		return runFailed(stream, events.KindInternal, err)
 	case len(res.Denied) > 0:
-		return runFailed(stream, events.KindDenied, &exitError{3, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
+		return runFailed(stream, events.KindDenied, &exitError{exitDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))})
 	}
 	return nil
@@ -176,9 +170,9 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 func runFailed(stream *events.Writer, kind string, err error) error {
 	var ee *exitError
 	if !errors.As(err, &ee) {
-		ee = &exitError{1, err}
+		ee = &exitError{exitFailure, err}
 	}
-	if ee.code == 130 {
+	if ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitHangup {
 		kind = events.KindInterrupted
 	}
 	if stream != nil {
@@ -209,182 +203,35 @@ func (a *app) sessionInfo(agent *executor.Agent, f modelFlags) events.Session {
 	}
 }
 
-func (a *app) chatCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "chat",
-		Usage: "chat with the agent in the terminal (the default command)",
-		Description: "Type a request and press Enter. The model's text streams in; each tool call is shown\n" +
-			"with its arguments and a preview of its output. When a tool wants to run or read a\n" +
-			"secret and no rule in config.toml decides, you are asked.\n" +
-			"Ctrl-C stops the running turn (and kills the tool's processes); Ctrl-D exits.",
-		ArgsUsage: "[--continue | --resume [ID]]",
-		Flags: append(modelFlagList(),
-			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project"},
-			&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one"}),
-		Action: func(c *cli.Context) error {
-			rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
-			if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
-				return &exitError{2, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
-			}
-			if rr.cont && rr.resume {
-				return &exitError{2, errors.New("--continue and --resume both pick a session: use one")}
-			}
-			return a.chat(readModelFlags(c), rr)
-		},
-	}
-}
-
-func (a *app) chat(f modelFlags, rr resumeRequest) error {
-	var prompter executor.Prompter
-	interactive := false
-	if file, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(file.Fd())) {
-		interactive = true
-		a.resolveBackground()
-		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
-	}
-	// First run: nothing configured and a person at the terminal.
-	if err := a.firstRun(f); err != nil {
-		return err
-	}
-	var resumed *transcript.Session
-	if rr.any() {
-		s, err := a.findSession(rr, interactive)
-		if err != nil {
-			return err
-		}
-		resumed = s
-	}
-	events := newTermEvents(a.stdout)
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	var conv transcript.Conversation
-	if resumed != nil {
-		conv = resumed.Conversation
-	}
-	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
-	if a.instructions != "" {
-		fmt.Fprintln(a.stdout, a.instructions)
-	}
-	if !interactive {
-		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
-	}
-	if resumed != nil {
-		fmt.Fprintln(a.stdout, resumeNote(resumed))
-	}
-	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
-
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
-	quit := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			case s := <-sigs:
-				mu.Lock()
-				c := cancelTurn
-				mu.Unlock()
-				if c != nil {
-					c()
-					continue
-				}
-				if s == syscall.SIGTERM {
-					// Stop background processes and MCP servers first:
-					// the kernel's parent-death signal reaches only
-					// direct children.
-					closeFn()
-					os.Exit(143)
-				}
-				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
-			}
-		}
-	}()
-	defer close(quit)
-
-	in := bufio.NewReader(a.stdin)
-	for {
-		fmt.Fprint(a.stdout, "› ")
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(a.stdout)
-			return nil // Ctrl-D or end of input
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if line == "/exit" || line == "/quit" {
-			return nil
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		mu.Lock()
-		cancelTurn = cancel
-		mu.Unlock()
-		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
-			a.chatSessionCommand(ctx, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
-			mu.Lock()
-			cancelTurn = nil
-			mu.Unlock()
-			cancel()
-			continue
-		}
-		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
-		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", err)
-		default:
-			fmt.Fprintln(a.stdout)
-			if agent.NeedsCompaction(&conv, res.Context) {
-				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
-				a.chatSessionCommand(ctx, agent, &conv, "/compact", "", interactive)
-			}
-		}
-		cancel()
-	}
-}
-
 // chatSessionCommand runs /resume [ID] and /compact [N] in chat.
-func (a *app) chatSessionCommand(ctx context.Context, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
+func (a *app) chatSessionCommand(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
 	switch cmd {
 	case "/compact":
 		keep := 0
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
 			if err != nil || n < 1 {
-				fmt.Fprintf(a.stdout, "hush: /compact takes the number of latest turns to keep verbatim, e.g. /compact 2 (got %q)\n", arg)
+				fmt.Fprintf(out, "hush: /compact takes the number of latest turns to keep verbatim, e.g. /compact 2 (got %q)\n", arg)
 				return
 			}
 			keep = n
 		}
 		c, err := agent.Compact(ctx, conv, keep)
 		if err != nil {
-			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			fmt.Fprintf(out, "hush: %s\n", err)
 			return
 		}
-		fmt.Fprintln(a.stdout, compactNote(c))
-		fmt.Fprintln(a.stdout, "  │ "+strings.ReplaceAll(outbuf.Sanitize(c.Summary), "\n", "\n  │ "))
+		fmt.Fprintln(out, compactNote(c))
+		fmt.Fprintln(out, "  │ "+strings.ReplaceAll(outbuf.Sanitize(c.Summary), "\n", "\n  │ "))
 	case "/resume":
 		s, err := a.findSession(resumeRequest{resume: true, id: arg}, interactive)
 		if err != nil {
-			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			fmt.Fprintf(out, "hush: %s\n", err)
 			return
 		}
 		f, err := transcript.Reopen(s)
 		if err != nil {
-			fmt.Fprintf(a.stdout, "hush: %s\n", err)
+			fmt.Fprintf(out, "hush: %s\n", err)
 			return
 		}
 		old := agent.SwitchSession(s.ID, f, s.LastTurn)
@@ -392,7 +239,7 @@ func (a *app) chatSessionCommand(ctx context.Context, agent *executor.Agent, con
 			_ = c.Close()
 		}
 		*conv = s.Conversation
-		fmt.Fprintln(a.stdout, resumeNote(s))
+		fmt.Fprintln(out, resumeNote(s))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/selftest"
 	"github.com/urfave/cli/v2"
 )
@@ -80,7 +81,8 @@ func (a *app) selfTest(asJSON, docker, noSandbox bool, timeout time.Duration) er
 		return fmt.Errorf("audit: %w", err)
 	}
 	parentEnv, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(os.Getppid()), "environ"))
-	rep.Risks = selftest.Risks(selftest.RiskInput{Config: a.cfg, ProjectDir: dir, DataDir: a.dirs.Data, ParentEnviron: parentEnv})
+	mcpJSON, _ := config.LoadMCPJSON(filepath.Join(a.dirs.Config, config.MCPFileName))
+	rep.Risks = selftest.Risks(selftest.RiskInput{Config: a.cfg, ProjectDir: dir, DataDir: a.dirs.Data, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -91,7 +93,7 @@ func (a *app) selfTest(asJSON, docker, noSandbox bool, timeout time.Duration) er
 		rep.Render(a.stdout)
 	}
 	if !rep.OK() {
-		return &exitError{1, errors.New(rep.Verdict)}
+		return &exitError{exitFailure, errors.New(rep.Verdict)}
 	}
 	return nil
 }

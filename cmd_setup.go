@@ -115,45 +115,44 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		Current:    cur,
 		Backends:   backends,
 		KeySource:  lv.Origin,
+		// The key is checked, and the model list fetched, before anything
+		// is stored. A key already stored is sent only when a person runs
+		// setup at a terminal: otherwise a tool could pipe answers naming
+		// its own URL and have hush send it the key.
+		Check: func(ctx context.Context, provider, baseURL, key string) wizard.Check {
+			name := wizard.ConventionalKeyName(provider)
+			if cur.Provider == provider && cur.KeyName != "" {
+				name = cur.KeyName
+			}
+			if key == "" && lv.Origin(name) != "" {
+				t, err := controllingTerminal()
+				if err != nil {
+					return wizard.Check{OK: true, Skipped: true, Message: "the stored key was not checked: hush sends a stored key to a server only when you run setup at a terminal"}
+				}
+				t.Close()
+				if key, err = lv.Get(name); err != nil {
+					return wizard.Check{Message: err.Error()}
+				}
+			}
+			return wizard.CheckKey(ctx, a.httpClient(), provider, baseURL, key)
+		},
 	}
 	ans, err := form.Run(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, wizard.ErrAborted):
+		return &exitError{exitInterrupted, err}
+	case errors.Is(err, wizard.ErrInput):
+		return &exitError{exitUsage, err}
+	case err != nil:
 		return err
 	}
-
-	// The key is checked before anything is stored. A key already stored is
-	// sent only when a person runs setup at a terminal: otherwise a tool
-	// could pipe answers naming its own URL and have hush send it the key.
-	key := ans.Key
-	check := wizard.Check{OK: true}
-	storedUnchecked := false
-	if key == "" && ans.KeyName != "" {
-		if t, err := controllingTerminal(); err != nil {
-			storedUnchecked = true
-		} else {
-			t.Close()
-			if key, err = lv.Get(ans.KeyName); err != nil {
-				return err
-			}
-		}
-	}
-	if storedUnchecked {
-		fmt.Fprintf(a.stdout, "– the stored key was not checked: hush sends a stored key to a server only when you run setup at a terminal\n")
-	} else {
-		check = wizard.CheckKey(ctx, a.httpClient(), ans.Provider, ans.BaseURL, key)
-		mark := "✓"
-		if !check.OK {
-			mark = "✗"
-		}
-		fmt.Fprintf(a.stdout, "%s %s\n", mark, check.Message)
-	}
-	if !check.OK {
+	if check := form.Checked; !check.OK {
 		ok, err := form.Confirm(ctx, "Save these settings anyway?", false)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &exitError{1, errors.New("nothing was saved; run `hush setup` again to change an answer")}
+			return &exitError{exitFailure, errors.New("nothing was saved; run `hush setup` again to change an answer")}
 		}
 	}
 
@@ -181,7 +180,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if len(names) > 0 {
 			t, err := controllingTerminal()
 			if err != nil {
-				return &exitError{1, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
+				return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to the %s backend needs you at a terminal (%v); nothing was saved", len(names), ans.Backend, err)}
 			}
 			t.Close()
 		}
@@ -189,10 +188,12 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 		if err != nil {
 			return err
 		}
-		if len(rep.moved) > 0 {
-			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.moved), ans.Backend)
+		if len(rep.Moved) > 0 {
+			fmt.Fprintf(a.stdout, "moved %d secret(s) to the %s backend\n", len(rep.Moved), ans.Backend)
 		}
-		rep.warn(a.stderr, cur.Backend)
+		if w := rep.Warning(cur.Backend); w != "" {
+			fmt.Fprintf(a.stderr, "hush: warning: %s\n", w)
+		}
 	} else {
 		for n, v := range extra {
 			if err := a.proxy.Set(n, v); err != nil {

@@ -75,7 +75,7 @@ func TestSetupKeepsTheKeyInTheVaultOnly(t *testing.T) {
 			t.Parallel()
 			srv := newKeyServer(t)
 			choice := map[string]string{"envfile": "1", "keyring": "2"}[backend]
-			ta := newTestApp(t, "1\n4\n"+srv.srv.URL+"/v1\nfake-model\n"+choice+"\n"+setupKey+"\n")
+			ta := newTestApp(t, "1\n4\n"+srv.srv.URL+"/v1\n"+setupKey+"\nfake-model\n"+choice+"\n")
 			if backend == "keyring" {
 				requireKeyring(t, ta)
 			}
@@ -124,7 +124,7 @@ func TestSetupKeepsTheKeyInTheVaultOnly(t *testing.T) {
 func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newKeyServer(t)
-	first := newTestApp(t, "1\n4\n"+srv.srv.URL+"/v1\nfake-model\n1\n"+setupKey+"\n")
+	first := newTestApp(t, "1\n4\n"+srv.srv.URL+"/v1\n"+setupKey+"\nfake-model\n1\n")
 	if err := first.runSetup(context.Background(), false); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}
@@ -137,7 +137,7 @@ func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	_, _ = f.WriteString("\n# my own\n[turn]\nmax_steps = 7\n")
 	f.Close()
 
-	second := &app{ambient: first.ambient, stdin: strings.NewReader("\n\nother-model\n\n\n"), stdout: first.out, stderr: first.errOut, workDir: first.workDir}
+	second := &app{ambient: first.ambient, stdin: strings.NewReader("\n\n\nother-model\n\n"), stdout: first.out, stderr: first.errOut, workDir: first.workDir}
 	if err := second.runSetup(context.Background(), false); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}
@@ -191,7 +191,7 @@ func TestSetupUnreachableURL(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	ta := newTestApp(t, "1\n4\nhttp://"+addr+"/v1\nm\n1\n"+setupKey+"\nn\n")
+	ta := newTestApp(t, "1\n4\nhttp://"+addr+"/v1\n"+setupKey+"\nm\n1\nn\n")
 	err = ta.runSetup(context.Background(), false)
 	var ee *exitError
 	if !errors.As(err, &ee) || err.Error() != "nothing was saved; run `hush setup` again to change an answer" {

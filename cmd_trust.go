@@ -25,7 +25,7 @@ func (a *app) trustCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "revoke", Usage: "stop trusting this project"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return &exitError{2, errors.New("usage: hush trust [--revoke] (uses the project directory: --dir or the current one)")}
+				return &exitError{exitUsage, errors.New("usage: hush trust [--revoke] (uses the project directory: --dir or the current one)")}
 			}
 			return a.trustProject(c.Bool("revoke"))
 		},
@@ -81,7 +81,7 @@ func (a *app) trustProject(revoke bool) error {
 	// cannot run `hush trust` to widen its own gate.
 	tty, err := controllingTerminal()
 	if err != nil {
-		return &exitError{1, errors.New("trusting a project needs you at a terminal to confirm, and there is none here; nothing was changed")}
+		return &exitError{exitFailure, errors.New("trusting a project needs you at a terminal to confirm, and there is none here; nothing was changed")}
 	}
 	defer tty.Close()
 	if !askTTY(tty, "Trust this file for this project? [y/N] ") {

@@ -80,7 +80,7 @@ func (a *app) vaultCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
+						return &exitError{exitUsage, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
 					}
 					return a.vaultSet(c.Args().First())
 				},
@@ -96,14 +96,14 @@ func (a *app) vaultCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault rm NAME")}
+						return &exitError{exitUsage, errors.New("usage: hush vault rm NAME")}
 					}
 					return a.vaultRm(c.Args().First())
 				},
 			},
 			{
 				Name:      "import",
-				Usage:     "move the secrets of a .env file (e.g. a project's legacy .env) into the vault",
+				Usage:     "copy the secrets of a legacy file (.env, .env.local, sub/.env, .envrc …) into the vault",
 				ArgsUsage: "PATH",
 				Description: "Stores every entry of PATH in the vault and reads each back. Names the backend cannot\n" +
 					"store are refused with the reason; a name the vault already holds with another value is\n" +
@@ -118,11 +118,11 @@ func (a *app) vaultCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					args, late, err := trailingFlags(c, "delete-source", "rename-source", "overwrite")
 					if err != nil || len(args) != 1 {
-						return &exitError{2, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
+						return &exitError{exitUsage, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
 					}
 					opts := importOptions{deleteSource: late["delete-source"], renameSource: late["rename-source"], overwrite: late["overwrite"]}
 					if opts.deleteSource && opts.renameSource {
-						return &exitError{2, errors.New("--delete-source and --rename-source exclude each other")}
+						return &exitError{exitUsage, errors.New("--delete-source and --rename-source exclude each other")}
 					}
 					return a.vaultImport(args[0], opts)
 				},
@@ -140,7 +140,7 @@ func (a *app) vaultCommand() *cli.Command {
 				Action: func(c *cli.Context) error {
 					args, late, err := trailingFlags(c, "yes")
 					if err != nil || len(args) > 1 {
-						return &exitError{2, errors.New("usage: hush vault backend [--yes] [NAME]")}
+						return &exitError{exitUsage, errors.New("usage: hush vault backend [--yes] [NAME]")}
 					}
 					if len(args) == 0 {
 						return a.vaultBackendShow()
@@ -157,7 +157,7 @@ func (a *app) vaultCommand() *cli.Command {
 					"through hush. Every reveal (and refusal) is recorded in the audit log.",
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
-						return &exitError{2, errors.New("usage: hush vault reveal NAME")}
+						return &exitError{exitUsage, errors.New("usage: hush vault reveal NAME")}
 					}
 					return a.vaultReveal(c.Args().First())
 				},
@@ -269,7 +269,7 @@ func (a *app) readSecretValue(name string) (string, error) {
 
 func (a *app) vaultSet(name string) error {
 	if err := vault.CheckName(name); err != nil {
-		return &exitError{2, err}
+		return &exitError{exitUsage, err}
 	}
 	lv, err := a.openVault()
 	if err != nil {
@@ -373,15 +373,6 @@ type importOptions struct {
 	deleteSource, renameSource, overwrite bool
 }
 
-// importReport is what `vault import` did with each name.
-type importReport struct {
-	imported, already []string
-	refused, kept     map[string]string // name → reason
-}
-
-// safe reports whether every entry of the file is in the vault.
-func (r importReport) safe() bool { return len(r.refused) == 0 && len(r.kept) == 0 }
-
 func (a *app) vaultImport(path string, opts importOptions) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -392,26 +383,26 @@ func (a *app) vaultImport(path string, opts importOptions) error {
 	} else if !fi.Mode().IsRegular() {
 		return fmt.Errorf("import: %s is not a file", abs)
 	}
-	entries, err := config.LoadDotEnv(abs)
+	entries, err := config.LoadLegacyFile(abs)
 	if err != nil {
 		return err
 	}
 	if _, err := a.openVault(); err != nil {
 		return err
 	}
-	rep := importSecrets(a.proxy, entries, opts.overwrite)
+	rep := vault.Import(a.proxy, entries, opts.overwrite)
 	where := describeBackend(a.currentBackend(), a.proxy.Backend())
-	if len(rep.imported) > 0 {
-		fmt.Fprintf(a.stdout, "imported into the vault (%s): %s\n", where, strings.Join(rep.imported, ", "))
+	if len(rep.Imported) > 0 {
+		fmt.Fprintf(a.stdout, "copied into the vault (%s): %s\n", where, strings.Join(rep.Imported, ", "))
 	}
-	if len(rep.already) > 0 {
-		fmt.Fprintf(a.stdout, "already in the vault with the same value: %s\n", strings.Join(rep.already, ", "))
+	if len(rep.Already) > 0 {
+		fmt.Fprintf(a.stdout, "already in the vault with the same value: %s\n", strings.Join(rep.Already, ", "))
 	}
-	for _, n := range slices.Sorted(maps.Keys(rep.kept)) {
-		fmt.Fprintf(a.stdout, "not imported: %s: %s\n", n, rep.kept[n])
+	for _, n := range slices.Sorted(maps.Keys(rep.Kept)) {
+		fmt.Fprintf(a.stdout, "not imported: %s: %s\n", n, rep.Kept[n])
 	}
-	for _, n := range slices.Sorted(maps.Keys(rep.refused)) {
-		fmt.Fprintf(a.stdout, "refused: %s\n", rep.refused[n])
+	for _, n := range slices.Sorted(maps.Keys(rep.Refused)) {
+		fmt.Fprintf(a.stdout, "refused: %s\n", rep.Refused[n])
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(a.stdout, "%s holds no entries\n", abs)
@@ -419,42 +410,8 @@ func (a *app) vaultImport(path string, opts importOptions) error {
 	return a.disposeSource(abs, rep, opts)
 }
 
-// importSecrets stores entries in v, reading each back.
-func importSecrets(v vault.Vault, entries map[string]string, overwrite bool) importReport {
-	rep := importReport{refused: map[string]string{}, kept: map[string]string{}}
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		value := entries[name]
-		if err := vault.CheckName(name); err != nil {
-			rep.refused[name] = err.Error()
-			continue
-		}
-		cur, err := v.Get(name)
-		switch {
-		case err == nil && cur == value:
-			rep.already = append(rep.already, name)
-			continue
-		case err == nil && !overwrite:
-			rep.kept[name] = "the vault already holds another value (kept; --overwrite replaces it)"
-			continue
-		case err != nil && !errors.Is(err, vault.ErrNotFound):
-			rep.refused[name] = err.Error()
-			continue
-		}
-		if err := v.Set(name, value); err != nil {
-			rep.refused[name] = err.Error()
-			continue
-		}
-		if back, err := v.Get(name); err != nil || back != value {
-			rep.refused[name] = fmt.Sprintf("secret %s did not read back unchanged from the vault", name)
-			continue
-		}
-		rep.imported = append(rep.imported, name)
-	}
-	return rep
-}
-
 // disposeSource deletes or renames the imported file, or says it is still there.
-func (a *app) disposeSource(path string, rep importReport, opts importOptions) error {
+func (a *app) disposeSource(path string, rep vault.ImportReport, opts importOptions) error {
 	renamed := path + ".imported"
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(renamed); errors.Is(err, fs.ErrNotExist) {
@@ -470,7 +427,7 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 		action = "rename"
 	case a.stdinTerminal() != nil:
 		var choices []huh.Option[string]
-		if rep.safe() {
+		if rep.Safe() {
 			choices = append(choices, huh.NewOption("Delete "+path+" (every entry is in the vault)", "delete"))
 		}
 		choices = append(choices,
@@ -486,8 +443,8 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 	}
 	switch action {
 	case "delete":
-		if !rep.safe() {
-			return fmt.Errorf("not deleting %s: %d entr(ies) are not in the vault (listed above); fix them, or keep the file aside with --rename-source", path, len(rep.refused)+len(rep.kept))
+		if !rep.Safe() {
+			return fmt.Errorf("not deleting %s: %d entr(ies) are not in the vault (listed above); fix them, or keep the file aside with --rename-source", path, len(rep.Refused)+len(rep.Kept))
 		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("delete %s: %w", path, err)
@@ -500,7 +457,7 @@ func (a *app) disposeSource(path string, rep importReport, opts importOptions) e
 		_ = os.Chmod(renamed, 0o600)
 		fmt.Fprintf(a.stdout, "renamed %s to %s (hush no longer reads it; delete it when you no longer need it)\n", path, renamed)
 	default:
-		fmt.Fprintf(a.stdout, "%s is still there: hush still reads it and any tool can read the file; remove it with --delete-source or --rename-source\n", path)
+		fmt.Fprintf(a.stdout, "%s is still there (import copies, it does not move): hush still reads it; delete it, or use --delete-source or --rename-source\n", path)
 	}
 	return nil
 }
@@ -541,7 +498,7 @@ func (a *app) vaultBackendSwitch(name string, yes bool) error {
 	if len(names) > 0 {
 		tty, err := controllingTerminal()
 		if err != nil {
-			return &exitError{1, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
+			return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
 		}
 		defer tty.Close()
 		if !yes && !askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", len(names), cur, name)) {
@@ -554,25 +511,11 @@ func (a *app) vaultBackendSwitch(name string, yes bool) error {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "moved %d secret(s) to %s; config.toml now says [vault] backend = %q\n",
-		len(rep.moved), describeBackend(name, a.proxy.Backend()), name)
-	rep.warn(a.stderr, cur)
-	return nil
-}
-
-// moveReport is what moveSecrets did.
-type moveReport struct {
-	moved []string
-	// leftBehind are names copied and switched to the new backend that
-	// could not be deleted from the old one; deleteErr says why.
-	leftBehind []string
-	deleteErr  error
-}
-
-func (r moveReport) warn(w io.Writer, from string) {
-	if len(r.leftBehind) > 0 {
-		fmt.Fprintf(w, "hush: warning: could not delete %s from the %s backend (%v); they are safe in the new one — delete them there by hand\n",
-			strings.Join(r.leftBehind, ", "), from, r.deleteErr)
+		len(rep.Moved), describeBackend(name, a.proxy.Backend()), name)
+	if w := rep.Warning(cur); w != "" {
+		fmt.Fprintf(a.stderr, "hush: warning: %s\n", w)
 	}
+	return nil
 }
 
 // moveToBackend opens backend name from reg and moves every secret of the
@@ -580,16 +523,16 @@ func (r moveReport) warn(w io.Writer, from string) {
 // change — [vault] backend = name, plus any other tables — is the commit
 // point. Afterwards the proxy forwards to the new backend, so everything
 // holding the vault (the layered view, the redactor's source) follows.
-func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (moveReport, error) {
+func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error) {
 	if err := a.init(); err != nil {
-		return moveReport{}, err
+		return vault.MoveReport{}, err
 	}
 	if _, err := a.openVault(); err != nil {
-		return moveReport{}, err
+		return vault.MoveReport{}, err
 	}
 	target, err := reg.Open(name, a.dirs.Data)
 	if err != nil {
-		return moveReport{}, err
+		return vault.MoveReport{}, err
 	}
 	settings = append(slices.Clone(settings), config.Setting{Table: "vault", Key: "backend", Value: name})
 	cfgPath := filepath.Join(a.dirs.Config, config.FileName)
@@ -597,7 +540,7 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 		_, err := config.UpdateConfig(cfgPath, settings...)
 		return err
 	}
-	rep, err := moveSecrets(a.proxy.Backend(), target, extra, commit)
+	rep, err := vault.Move(a.proxy.Backend(), target, extra, commit)
 	if err != nil {
 		if c, ok := target.(io.Closer); ok {
 			_ = c.Close()
@@ -606,91 +549,6 @@ func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]s
 	}
 	a.proxy.Swap(target)
 	a.cfg.Vault.Backend = name
-	return rep, nil
-}
-
-// moveSecrets moves every secret from one backend to another without
-// losing any: copy all (and extra) into to, read each back, commit (switch
-// the config), and only then delete them from from. Until the commit, any
-// failure restores to — names it did not hold are deleted, values it held
-// are put back — and from is never touched; after the commit, a failed
-// delete only leaves copies behind in from. A name both backends hold with
-// different values is refused up front: after the move one would be lost.
-func moveSecrets(from, to vault.Vault, extra map[string]string, commit func() error) (moveReport, error) {
-	src, err := vault.All(from)
-	if err != nil {
-		return moveReport{}, fmt.Errorf("read the current backend: %w", err)
-	}
-	want := make(map[string]string, len(src)+len(extra))
-	for n, v := range src {
-		want[n] = v
-	}
-	for n, v := range extra {
-		want[n] = v
-	}
-	// What to holds now, to refuse conflicts and to restore on failure.
-	before := map[string]string{}
-	var conflicts []string
-	for _, n := range slices.Sorted(maps.Keys(want)) {
-		v, err := to.Get(n)
-		if errors.Is(err, vault.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return moveReport{}, fmt.Errorf("read the new backend: %w", err)
-		}
-		before[n] = v
-		if _, isExtra := extra[n]; !isExtra && v != src[n] {
-			conflicts = append(conflicts, n)
-		}
-	}
-	if len(conflicts) > 0 {
-		return moveReport{}, fmt.Errorf("both backends hold %s with different values; nothing was moved (remove one of the two copies first)", strings.Join(conflicts, ", "))
-	}
-	var written []string
-	rollback := func(cause error) error {
-		var failed []string
-		for _, n := range written {
-			var err error
-			if old, had := before[n]; had {
-				err = to.Set(n, old)
-			} else {
-				err = to.Delete(n)
-			}
-			if err != nil {
-				failed = append(failed, n)
-			}
-		}
-		if len(failed) > 0 {
-			return fmt.Errorf("%w; nothing was switched, and the old backend is unchanged, but copies of %s are left in the new backend", cause, strings.Join(failed, ", "))
-		}
-		return fmt.Errorf("%w; nothing was switched: the old backend is unchanged and the copies were removed", cause)
-	}
-	for _, n := range slices.Sorted(maps.Keys(want)) {
-		if old, had := before[n]; had && old == want[n] {
-			continue
-		}
-		written = append(written, n)
-		if err := to.Set(n, want[n]); err != nil {
-			return moveReport{}, rollback(fmt.Errorf("copy %s: %w", n, err))
-		}
-	}
-	for _, n := range slices.Sorted(maps.Keys(want)) {
-		v, err := to.Get(n)
-		if err != nil || v != want[n] {
-			return moveReport{}, rollback(fmt.Errorf("secret %s did not read back unchanged from the new backend", n))
-		}
-	}
-	if err := commit(); err != nil {
-		return moveReport{}, rollback(fmt.Errorf("switch the config: %w", err))
-	}
-	rep := moveReport{moved: slices.Sorted(maps.Keys(src))}
-	for _, n := range rep.moved {
-		if err := from.Delete(n); err != nil {
-			rep.leftBehind = append(rep.leftBehind, n)
-			rep.deleteErr = err
-		}
-	}
 	return rep, nil
 }
 
@@ -705,7 +563,7 @@ func (a *app) vaultReveal(name string) error {
 	}
 	if ttyErr != nil {
 		record(executor.Deny, "no terminal")
-		return &exitError{1, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
+		return &exitError{exitFailure, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
 	}
 	defer tty.Close()
 	lv, err := a.openVault()

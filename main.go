@@ -10,3 +10,8 @@ import (
 func main() {
 	os.Exit(run(os.Args))
 }
+
+// exitNow ends the process at once with code, for the one case that cannot
+// return through run: `hush chat` told to terminate while it waits for a
+// line of input, after it stopped its tools.
+func exitNow(code int) { os.Exit(code) }

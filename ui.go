@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 )
@@ -49,7 +50,9 @@ func (t *termEvents) ToolStart(call provider.ToolCall) {
 		io.WriteString(t.out, "\n")
 		t.inText = false
 	}
-	fmt.Fprintf(t.out, "\n● %s %s\n", call.Name, outbuf.Sanitize(summarizeArgs(call.Args, 300)))
+	// The name is the model's too: an unknown tool's name reaches here as
+	// sent, escapes and all.
+	fmt.Fprintf(t.out, "\n● %s %s\n", outbuf.Sanitize(call.Name), outbuf.Sanitize(summarizeArgs(call.Args, 300)))
 	t.lines, t.shown, t.cut, t.lineStart = 0, 0, false, true
 	t.partial.Reset()
 }
@@ -114,6 +117,19 @@ func (t *termEvents) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 	last := result
 	if i := strings.LastIndexByte(strings.TrimRight(result, "\n"), '\n'); i >= 0 && !strings.HasPrefix(result, "denied:") {
 		last = result[i+1:]
+	}
+	if sentence, rule, ok := executor.DenialParts(strings.TrimSpace(last)); ok {
+		// A denial reads as one: what was refused, and the rule that
+		// would allow it, as a block to copy into config.toml.
+		fmt.Fprintf(t.out, "  └ ✗ denied: %s\n", outbuf.Sanitize(sentence))
+		if len(rule) > 0 {
+			io.WriteString(t.out, "    to allow it, add to config.toml:\n")
+			for _, l := range rule {
+				fmt.Fprintf(t.out, "      %s\n", outbuf.Sanitize(l))
+			}
+		}
+		io.WriteString(t.out, "\n")
+		return
 	}
 	mark := "└"
 	if isErr {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -35,7 +36,26 @@ type Config struct {
 	Turn  TurnConfig            `toml:"turn"`
 	// Compaction is [compaction]: when a long conversation is summarized.
 	Compaction Compaction `toml:"compaction"`
-	Unsafe     Unsafe     `toml:"unsafe"`
+	// Sandbox is how host tools are contained (Linux).
+	Sandbox SandboxConfig `toml:"sandbox"`
+	Unsafe  Unsafe        `toml:"unsafe"`
+}
+
+// SandboxConfig is [sandbox]: every host tool (bash, background processes,
+// MCP servers) runs in a sandbox of its own that hides hush's files, the
+// keyring and Docker sockets, the project's .env files and the home
+// directory's credential stores (tools.MaskSet owns the list).
+type SandboxConfig struct {
+	// Required refuses to run host tools where the kernel refuses the
+	// sandbox, instead of running them without it.
+	Required bool `toml:"required"`
+	// Docker leaves the Docker socket reachable (a tool that runs docker).
+	Docker bool `toml:"docker"`
+	// Allow re-opens hidden paths at or below these ("~/.ssh", "~/.aws");
+	// Hide hides more. "~/" is the home directory; a relative path is
+	// relative to the project.
+	Allow []string `toml:"allow"`
+	Hide  []string `toml:"hide"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
@@ -51,8 +71,8 @@ type Unsafe struct {
 	NoMountMask bool `toml:"no_mount_mask"`
 	// NoRedaction passes tool output through unredacted.
 	NoRedaction bool `toml:"no_redaction"`
-	// NoSandbox runs host tools without their sandbox (`hush audit
-	// --sandbox off` writes it into the audit's own config only).
+	// NoSandbox runs host tools without the sandbox (`hush audit
+	// --sandbox off` sets it in the audit's own config).
 	NoSandbox bool `toml:"no_sandbox"`
 }
 
@@ -76,11 +96,19 @@ type Model struct {
 	Name     string `toml:"model"`
 	APIKey   string `toml:"api_key"` // a ${NAME} reference
 	Replay   string `toml:"replay"`  // replay file, for provider = "replay"
+	// ConnectTimeout and FirstByteTimeout bound connecting to the server
+	// and waiting for the first byte of an answer (0: 10s and 2m).
+	ConnectTimeout   Duration `toml:"connect_timeout"`
+	FirstByteTimeout Duration `toml:"first_byte_timeout"`
 }
 
 // VaultConfig picks the vault backend.
 type VaultConfig struct {
 	Backend string `toml:"backend"` // envfile (default) | keyring
+	// Secret names variables whose value, from the environment or a
+	// legacy .env file, is secret text whatever it looks like: redacted
+	// and refused in command lines (a vault value always is).
+	Secret []string `toml:"secret"`
 }
 
 // ToolConfig is one tool's spawn policy (see tools.Policy).
@@ -181,7 +209,7 @@ func Parse(path string, data []byte) (Config, error) {
 	var syntax toml.ParseError
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); errors.As(err, &syntax) {
-		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, syntax.Message)
+		return c, fmt.Errorf("%w: %s line %d: %s", ErrConfig, path, syntax.Position.Line, unquote(syntax.Message))
 	}
 	if err := checkCase(doc); err != nil {
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
@@ -192,7 +220,7 @@ func Parse(path string, data []byte) (Config, error) {
 		// "30x"): its key is the one being decoded.
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return c, fmt.Errorf("%w: %s line %d: %s: %s", ErrConfig, path, pe.Position.Line, pe.LastKey, pe.Message)
+			return c, fmt.Errorf("%w: %s line %d: %s: %s", ErrConfig, path, pe.Position.Line, pe.LastKey, unquote(pe.Message))
 		}
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
@@ -209,6 +237,26 @@ func Parse(path string, data []byte) (Config, error) {
 	}
 	return c, nil
 }
+
+// quoted is text the TOML parser quotes from the file in a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+
+// unquote drops what the parser quotes from the file: at a fault on a
+// line like api_key = sk-live-…, the parser quotes the unquoted key
+// itself, and an error message is printed, logged and pasted into issues.
+// Short quotes (a character, "30s") and key names stay: they name the
+// fault without being a value worth hiding.
+func unquote(msg string) string {
+	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		inner := q[1 : len(q)-1]
+		if len(inner) < 8 || keyName.MatchString(inner) {
+			return q
+		}
+		return "(text not shown)"
+	})
+}
+
+var keyName = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`)
 
 func (c *Config) validate() error {
 	switch c.Model.Provider {
@@ -255,6 +303,21 @@ func (c *Config) validate() error {
 	for _, name := range sortedKeys(c.MCP) {
 		if c.MCP[name].Command == "" {
 			return fmt.Errorf("mcp.%s.command is empty", name)
+		}
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"sandbox.allow", c.Sandbox.Allow}, {"sandbox.hide", c.Sandbox.Hide}} {
+		for _, p := range l.paths {
+			switch {
+			case strings.TrimSpace(p) == "":
+				return fmt.Errorf("%s: an entry is empty", l.key)
+			case strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
+				return fmt.Errorf("%s: %q: only ~/ (your own home) is expanded", l.key, p)
+			case strings.ContainsRune(p, 0):
+				return fmt.Errorf("%s: %q holds a NUL byte", l.key, p)
+			}
 		}
 	}
 	if c.Turn.MaxSteps < 0 {

@@ -134,6 +134,21 @@ func TestLoadErrors(t *testing.T) {
 			"[turn]\nmax_steps = -1\n",
 			"invalid config: {path}: turn.max_steps must not be negative",
 		},
+		{
+			"empty sandbox allow entry",
+			"[sandbox]\nallow = [\"~/.ssh\", \" \"]\n",
+			"invalid config: {path}: sandbox.allow: an entry is empty",
+		},
+		{
+			"another user's home in sandbox hide",
+			"[sandbox]\nhide = [\"~bob/.aws\"]\n",
+			"invalid config: {path}: sandbox.hide: \"~bob/.aws\": only ~/ (your own home) is expanded",
+		},
+		{
+			"unknown sandbox key",
+			"[sandbox]\nallowed = [\"~/.ssh\"]\n",
+			"invalid config: {path}: unknown key sandbox.allowed",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

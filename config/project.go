@@ -185,6 +185,13 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 			notes = append(notes, fmt.Sprintf("its %s is ignored (%s)", s.name, s.why))
 		}
 	}
+	// A project may hide more and require the sandbox; it never re-opens
+	// what the sandbox hides.
+	out.Sandbox.Hide = append(slices.Clone(user.Sandbox.Hide), proj.Sandbox.Hide...)
+	out.Sandbox.Required = user.Sandbox.Required || proj.Sandbox.Required
+	if len(proj.Sandbox.Allow) > 0 || proj.Sandbox.Docker {
+		notes = append(notes, "its [sandbox] allow and docker are ignored (a project never re-opens what the sandbox hides)")
+	}
 	if !trusted {
 		var allows int
 		for _, r := range proj.Rules {

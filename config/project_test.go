@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,21 @@ func TestProjectConfigErrors(t *testing.T) {
 	want := "invalid config: " + filepath.Join(f.project, config.ProjectFile) + `: rules[0].decision "yes": want allow, deny or ask`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
+	}
+}
+
+func TestMergeProjectSandboxOnlyTightens(t *testing.T) {
+	t.Parallel()
+	user := config.Config{Sandbox: config.SandboxConfig{Allow: []string{"~/.ssh"}, Hide: []string{"~/notes"}}}
+	proj := config.Config{Sandbox: config.SandboxConfig{Required: true, Docker: true, Allow: []string{"~/.aws"}, Hide: []string{"secrets/"}}}
+	for _, trusted := range []bool{false, true} {
+		got, notes := config.MergeProject(user, proj, trusted)
+		want := config.SandboxConfig{Required: true, Allow: []string{"~/.ssh"}, Hide: []string{"~/notes", "secrets/"}}
+		if !reflect.DeepEqual(got.Sandbox, want) {
+			t.Errorf("trusted=%v: sandbox = %+v, want %+v", trusted, got.Sandbox, want)
+		}
+		if !strings.Contains(strings.Join(notes, "; "), "its [sandbox] allow and docker are ignored") {
+			t.Errorf("trusted=%v: notes %q do not say the project's allow was ignored", trusted, notes)
+		}
 	}
 }

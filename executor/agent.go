@@ -30,6 +30,13 @@ type Events interface {
 	ToolEnd(call provider.ToolCall, result string, isError bool)
 }
 
+// UsageEvents is an optional capability of Events: it receives the token
+// counts the server reported for each model call of a turn (several per
+// turn when tools are called), as soon as the call's stream ends.
+type UsageEvents interface {
+	Usage(u provider.Usage)
+}
+
 // Agent runs turns: model → tool calls → model, until a final answer.
 type Agent struct {
 	Provider provider.Provider
@@ -183,7 +190,15 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			return res, fmt.Errorf("%w: %s", ErrModel, red.String(err.Error()))
+			msg := red.String(err.Error())
+			var me *provider.MalformedEventError
+			if errors.As(err, &me) {
+				msg = me.Redacted(red.String) // redacted whole, then cut
+			}
+			return res, fmt.Errorf("%w: %s", ErrModel, msg)
+		}
+		if ue, ok := a.Events.(UsageEvents); ok {
+			ue.Usage(resp.Usage)
 		}
 		res.Usage.InputTokens += resp.Usage.InputTokens
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
@@ -239,7 +254,17 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args)}
+	req := Request{GateID: GateToolRun + call.Name, Subject: call.Name, Turn: turn, Detail: string(call.Args), Dir: a.Dir}
+	var configured []string
+	if a.Policy != nil {
+		configured = a.Policy(call.Name).Secrets
+	}
+	if sum := SummarizeCall(args, configured); sum.HasCommand {
+		// The command is what runs; the secrets are names, never values.
+		req.Command, req.HasCommand, req.Secrets = sum.Command, true, sum.Secrets
+	} else {
+		req.Secrets = sum.Secrets
+	}
 	var preview *Preview
 	if pv, ok := tool.(Previewer); ok {
 		// Before the gate: the person deciding sees the resolved path or the
@@ -261,7 +286,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	}
 	if v.Decision != Allow {
 		status = StatusDenied
-		return finish("denied: "+v.Message, true)
+		return finish(DenialText(red.String(v.Message)), true)
 	}
 
 	head, tail := a.OutputHead, a.OutputTail
@@ -286,11 +311,16 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	b.WriteString(kept.String())
 	isErr := res.IsError
 	exitCode = res.ExitCode
+	var denial *DeniedError
 	switch {
 	case ctx.Err() != nil:
 		appendLine(&b, "cancelled by the user")
 		isErr = true
 		status = StatusCancelled
+	case errors.As(runErr, &denial):
+		// A secret it asked for was refused: one sentence, not an error.
+		appendLine(&b, DenialText(red.String(denial.Message)))
+		isErr = true
 	case runErr != nil:
 		appendLine(&b, "error: "+red.String(runErr.Error()))
 		isErr = true
@@ -323,6 +353,9 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
 		Secrets:      secrets,
 		Output:       out,
+		Confirm: func(gateID, detail string) (Verdict, error) {
+			return gate.Decide(ctx, Request{GateID: gateID, Subject: name, Turn: turn, Detail: detail})
+		},
 	}
 	if a.Policy != nil {
 		tc.Policy = a.Policy(name)

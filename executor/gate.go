@@ -29,6 +29,9 @@ const (
 const (
 	GateToolRun   = "tool.run:"
 	GateVaultRead = "vault.read:"
+	// GateToolKeep is "tool.keep:<tool>": a process that outlives hush
+	// (background keep), and with it its sandbox. --yes never approves it.
+	GateToolKeep = "tool.keep:"
 )
 
 // Request is one question to the gate.
@@ -46,6 +49,15 @@ type Request struct {
 	Diff          string
 	Default       Decision
 	DefaultReason string
+	// Command is the command a process tool's call runs, verbatim, and
+	// HasCommand says there is one: the person deciding sees it whole,
+	// and "allow for this session" records SuggestRule(Subject, Command)
+	// instead of allowing every later call. Dir is where it runs; Secrets
+	// are the names the call would receive (each still gated).
+	Command    string
+	HasCommand bool
+	Dir        string
+	Secrets    []string
 }
 
 // Verdict is the gate's answer and where it came from, for the audit log.
@@ -117,8 +129,10 @@ type RuleGate struct {
 	mu sync.Mutex
 	// session holds choices made for this session, keyed by gate id,
 	// subject and scope: "" for every call, else a path, or a directory
-	// ending in a separator.
-	session map[[3]string]bool
+	// ending in a separator. commands holds the command rules chosen, by
+	// gate id and subject.
+	session  map[[3]string]bool
+	commands map[[2]string][]CommandRule
 }
 
 // Decide implements Gate.
@@ -167,6 +181,17 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 	}
 	switch choice {
 	case ChoiceAllowSession, ChoiceAllowSessionDir:
+		if req.HasCommand && req.Path == "" {
+			cr := SuggestRule(req.Subject, req.Command)
+			g.mu.Lock()
+			if g.commands == nil {
+				g.commands = map[[2]string][]CommandRule{}
+			}
+			k := [2]string{req.GateID, req.Subject}
+			g.commands[k] = append(g.commands[k], cr)
+			g.mu.Unlock()
+			return Verdict{Decision: Allow, Source: "prompt", Rule: "allow for this session: " + cr.String()}, nil
+		}
 		scope := ""
 		switch {
 		case req.Path != "" && choice == ChoiceAllowSessionDir:
@@ -188,8 +213,18 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 	case ChoiceAllowOnce:
 		return Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, nil
 	default:
-		return Verdict{Decision: Deny, Source: "prompt", Message: fmt.Sprintf("%s for %s was denied by the user", req.GateID, req.Subject)}, nil
+		return Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(req)}, nil
 	}
+}
+
+// UserDeniedMessage is what the model is told when the person said no: one
+// sentence, so the model neither retries blindly nor reads it as an error
+// of its own.
+func UserDeniedMessage(req Request) string {
+	if name, ok := strings.CutPrefix(req.GateID, GateVaultRead); ok {
+		return fmt.Sprintf("the user denied %s the secret %s; continue without it or ask the user", req.Subject, name)
+	}
+	return fmt.Sprintf("the user denied this %s call; do not run it again unchanged, ask the user or do something else", req.Subject)
 }
 
 // remembered reports whether a session choice covers req: one for every
@@ -199,6 +234,14 @@ func (g *RuleGate) remembered(req Request) bool {
 	defer g.mu.Unlock()
 	if g.session[[3]string{req.GateID, req.Subject, ""}] {
 		return true
+	}
+	if req.HasCommand {
+		for _, cr := range g.commands[[2]string{req.GateID, req.Subject}] {
+			if cr.Allows(req.Command) {
+				return true
+			}
+		}
+		return false
 	}
 	if req.Path == "" {
 		return false
@@ -223,6 +266,37 @@ func dirScope(p string) string {
 		d += string(filepath.Separator)
 	}
 	return d
+}
+
+// DenialText is how a denial reaches the model and the transcript: one
+// line, "denied: " and the gate's message with the rule to add written on
+// that line ([[rules]] gate = … subject = … decision = …), so that the
+// model reads one sentence and a person's display can still show the rule
+// as a block (DenialParts).
+func DenialText(message string) string {
+	return "denied: " + strings.Join(strings.Fields(message), " ")
+}
+
+// denialRuleMark separates a denial's sentence from the rule to add.
+const denialRuleMark = " To allow it, add to config.toml: "
+
+// DenialParts splits a line made by DenialText into the sentence and the
+// lines of the config.toml rule that would allow it (nil if it names none);
+// ok is false for a line that is not a denial.
+func DenialParts(line string) (sentence string, rule []string, ok bool) {
+	rest, ok := strings.CutPrefix(line, "denied: ")
+	if !ok {
+		return "", nil, false
+	}
+	sentence, toml, found := strings.Cut(rest, denialRuleMark)
+	if !found {
+		return rest, nil, true
+	}
+	// "[[rules]] gate = "x" subject = "y" decision = "allow"" back into lines.
+	for _, key := range []string{" gate = ", " subject = ", " decision = "} {
+		toml = strings.Replace(toml, key, "\n"+strings.TrimPrefix(key, " "), 1)
+	}
+	return sentence, strings.Split(toml, "\n"), true
 }
 
 // NoRuleMessage is the non-interactive denial: it names the exact rule that

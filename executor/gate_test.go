@@ -56,7 +56,7 @@ func TestRuleGate(t *testing.T) {
 		{"ask rule overrides allow and asks", []Rule{{"vault.read:*", "*", Allow}, {"vault.read:GITHUB_TOKEN", "*", Ask}}, &fakePrompter{choice: ChoiceAllowOnce}, false, read,
 			Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, 1},
 		{"no rule, interactive deny", nil, &fakePrompter{choice: ChoiceDeny}, false, read,
-			Verdict{Decision: Deny, Source: "prompt", Message: "vault.read:GITHUB_TOKEN for bash was denied by the user"}, 1},
+			Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(read)}, 1},
 		{"--yes approves a tool run", nil, nil, true, run, Verdict{Decision: Allow, Source: "flag", Rule: "--yes"}, 0},
 		{"--yes never approves a vault read", nil, nil, true, read, Verdict{Decision: Deny, Source: "default", Message: NoRuleMessage(read)}, 0},
 		{"--yes does not ask a person about a tool run", nil, &fakePrompter{choice: ChoiceDeny}, true, run, Verdict{Decision: Allow, Source: "flag", Rule: "--yes"}, 0},

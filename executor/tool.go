@@ -79,6 +79,18 @@ type ToolContext struct {
 	// Preview is what the tool's Preview returned for this call and the
 	// gate approved (Previewer tools only).
 	Preview *Preview
+	// Confirm asks the gate (audited, with Subject) about gateID for this
+	// call, beyond its tool.run: the background tool asks tool.keep:
+	// before a process may outlive hush. nil denies.
+	Confirm func(gateID, detail string) (Verdict, error)
+}
+
+// Ask is tc.Confirm, denying when there is none.
+func (tc *ToolContext) Ask(gateID, detail string) (Verdict, error) {
+	if tc.Confirm == nil {
+		return Verdict{Decision: Deny, Source: "default", Message: gateID + " cannot be asked here"}, nil
+	}
+	return tc.Confirm(gateID, detail)
 }
 
 // NoVault is an optional capability: a tool whose NoVault returns true is

@@ -20,6 +20,39 @@ type RiskInput struct {
 	// ParentEnviron is the environment of the process that started hush
 	// (the user's shell), as /proc shows it; nil when it cannot be read.
 	ParentEnviron []byte
+	// MCPJSON is the servers of mcp.json beside config.toml.
+	MCPJSON map[string]config.MCPServer
+}
+
+// LiteralSecrets names every credential written literally where hush
+// expects a ${NAME} reference: model.api_key in config.toml, and a
+// server's env in config.toml or mcp.json (the format the README
+// recommends). Each is one sentence, never the value.
+func LiteralSecrets(c config.Config, mcpJSON map[string]config.MCPServer) []string {
+	var out []string
+	literal := func(name, v string) bool {
+		if strings.Contains(v, "${") || v == "" {
+			return false
+		}
+		return tools.IsCredentialValue(v) || tools.IsCredentialName(name) && tools.LooksLikeSecret(v)
+	}
+	if literal("API_KEY", c.Model.APIKey) {
+		out = append(out, "config.toml has a literal key in model.api_key: store it with `hush vault set OPENAI_API_KEY` (or ANTHROPIC_API_KEY) and write api_key = \"${OPENAI_API_KEY}\"")
+	}
+	for _, src := range []struct {
+		file    string
+		servers map[string]config.MCPServer
+	}{{"config.toml", c.MCP}, {config.MCPFileName, mcpJSON}} {
+		for _, name := range sortedKeys(src.servers) {
+			for _, k := range sortedKeys(src.servers[name].Env) {
+				if literal(k, src.servers[name].Env[k]) {
+					out = append(out, fmt.Sprintf("MCP server %s has a literal value for %s in %s: store it with `hush vault set %s` and write \"${%s}\"",
+						name, k, src.file, k, k))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Risks lists configuration risks hush can see: each one sentence, never a
@@ -28,8 +61,13 @@ func Risks(in RiskInput) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 
-	if dotEnv := filepath.Join(in.ProjectDir, ".env"); exists(dotEnv) {
-		add("%s is in the project directory, where every host tool can read it: move it into the vault with `hush vault import %s`", dotEnv, dotEnv)
+	if files, truncated, err := config.FindDotEnvFiles(in.ProjectDir); err == nil {
+		for _, f := range files {
+			add("%s is a legacy secret file in the project: its values are secrets hush scrubs, but they belong in the vault: `hush vault import %s`, then delete the file", f, f)
+		}
+		if truncated {
+			add("the project holds more .env files than hush reads (%d): look for the rest with `find . -name '.env*'`", config.DotEnvMaxFiles)
+		}
 	}
 	if gitConfig := filepath.Join(in.ProjectDir, ".git", "config"); exists(gitConfig) {
 		if what := gitCredential(gitConfig); what != "" {
@@ -60,24 +98,17 @@ func Risks(in RiskInput) []string {
 	if fi, err := os.Stat(in.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		add("the data dir %s is open to other users (mode %04o): chmod 700 %s", in.DataDir, fi.Mode().Perm(), in.DataDir)
 	}
-	for _, name := range sortedKeys(in.Config.MCP) {
-		for _, k := range sortedKeys(in.Config.MCP[name].Env) {
-			v := in.Config.MCP[name].Env[k]
-			if strings.Contains(v, "${") {
-				continue
-			}
-			if tools.IsCredentialName(k) || tools.IsCredentialValue(v) {
-				add("MCP server %s has a literal value for %s in its config: store it with `hush vault set %s` and write \"${%s}\"", name, k, k, k)
-			}
-		}
-	}
+	out = append(out, LiteralSecrets(in.Config, in.MCPJSON)...)
 	if on := in.Config.Unsafe.Any(); len(on) > 0 {
 		add("[unsafe] in config.toml switches protections off (%s)", strings.Join(on, ", "))
 	}
 	var exported []string
 	for _, kv := range strings.Split(string(in.ParentEnviron), "\x00") {
 		name, value, ok := strings.Cut(kv, "=")
-		if ok && value != "" && (tools.IsCredentialName(name) || tools.IsCredentialValue(value)) {
+		// The same rule as the vault's: a credential name with a value that
+		// looks like one (AWS_CA_BUNDLE=/etc/ssl/… is not), or a URL with
+		// a password under any name.
+		if ok && value != "" && (tools.IsCredentialName(name) && tools.LooksLikeSecret(value) || tools.IsCredentialValue(value)) {
 			exported = append(exported, name)
 		}
 	}

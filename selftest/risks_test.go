@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hushcli/hush/config"
 )
 
 // TestRisksNameGitCredentials: a project whose .git/config holds a token
@@ -38,5 +40,59 @@ func TestRisksNameGitCredentials(t *testing.T) {
 				t.Errorf("risks:\n%s\nwant one naming %q", risks, c.want)
 			}
 		})
+	}
+}
+
+// TestRisksNameWhatLooksLikeASecret: an exported credential-named variable
+// is a risk when its value looks like a credential, not when it is a path
+// or a word; a literal key in mcp.json is flagged like one in config.toml;
+// every legacy .env file of the project is named, subdirectories too.
+func TestRisksNameWhatLooksLikeASecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, rel := range []string{".env.local", "sub/.env"} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("K=v\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const token = "ghp_9fK2mQ7xW4tZ8vB1nR6yC3"
+	environ := "AWS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt\x00AWS_PROFILE=default\x00AWS_REGION=us-east-1\x00GITHUB_TOKEN=" + token + "\x00"
+	mcpJSON := map[string]config.MCPServer{"github": {Command: "npx", Env: map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": token, "LOG_LEVEL": "debug"}}}
+	risks := strings.Join(Risks(RiskInput{ProjectDir: dir, DataDir: filepath.Join(dir, "data"), ParentEnviron: []byte(environ), MCPJSON: mcpJSON}), "\n")
+	if strings.Contains(risks, token) {
+		t.Fatalf("a risk shows the token:\n%s", risks)
+	}
+	for _, want := range []string{
+		"the shell that started hush exports GITHUB_TOKEN:",
+		"MCP server github has a literal value for GITHUB_PERSONAL_ACCESS_TOKEN in mcp.json",
+		filepath.Join(dir, ".env.local") + " is a legacy secret file",
+		filepath.Join(dir, "sub", ".env") + " is a legacy secret file",
+	} {
+		if !strings.Contains(risks, want) {
+			t.Errorf("risks lack %q:\n%s", want, risks)
+		}
+	}
+	for _, bad := range []string{"AWS_CA_BUNDLE", "AWS_PROFILE", "AWS_REGION", "LOG_LEVEL"} {
+		if strings.Contains(risks, bad) {
+			t.Errorf("risks flag %s:\n%s", bad, risks)
+		}
+	}
+}
+
+func TestLiteralAPIKeyInConfig(t *testing.T) {
+	t.Parallel()
+	c := config.Config{}
+	c.Model.APIKey = "sk-proj-0123456789abcdefghij"
+	got := strings.Join(LiteralSecrets(c, nil), "\n")
+	if !strings.Contains(got, "config.toml has a literal key in model.api_key") || strings.Contains(got, c.Model.APIKey) {
+		t.Fatalf("LiteralSecrets = %q", got)
+	}
+	c.Model.APIKey = "${OPENAI_API_KEY}"
+	if got := LiteralSecrets(c, nil); len(got) != 0 {
+		t.Fatalf("a reference is flagged: %q", got)
 	}
 }

@@ -29,9 +29,11 @@ decision = "allow"
 func TestCtrlCStopsTheToolAndItsChildren(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	pidFile := filepath.Join(w.project, "pids")
+	// The tool runs in its own PID namespace, so the pids it sees are not
+	// the host's: its processes are found by a marker in their command line.
+	marker := fmt.Sprintf("ctrlc-marker-%d", time.Now().UnixNano())
 	model := newFakeModel(t,
-		step{calls: []fakeCall{{"bash", map[string]any{"script": "sleep 300 & echo $! > pids; sleep 301 & echo $! >> pids; echo $$ >> pids; echo sleeping; wait"}}}},
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "(exec -a " + marker + "-a sleep 300) & (exec -a " + marker + "-b sleep 301) & echo sleeping; wait"}}}},
 		step{text: "second turn answered"},
 	)
 	allowBashConfig(w, model)
@@ -39,11 +41,12 @@ func TestCtrlCStopsTheToolAndItsChildren(t *testing.T) {
 	tm.expect("› ", 20*time.Second)
 	tm.send("sleep a while\r")
 	tm.expect("sleeping", 20*time.Second)
-	pids := readPids(t, pidFile)
-	for _, pid := range pids {
-		if !alive(pid) {
-			t.Fatalf("pid %d not running before Ctrl-C", pid)
-		}
+	var pids []int
+	for deadline := time.Now().Add(5 * time.Second); len(pids) < 4 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pids = cmdlinePids(marker) // bash, both sleeps, the sandbox's init
+	}
+	if len(pids) < 4 {
+		t.Fatalf("before Ctrl-C: %v, want bash, the two sleeps and the sandbox's init", pids)
 	}
 	tm.send("\x03")
 	tm.expect("turn cancelled", 10*time.Second)
@@ -69,27 +72,6 @@ func TestCtrlCStopsTheToolAndItsChildren(t *testing.T) {
 	}
 }
 
-func readPids(t *testing.T, path string) []int {
-	t.Helper()
-	var pids []int
-	deadline := time.Now().Add(5 * time.Second)
-	for len(pids) < 3 && time.Now().Before(deadline) {
-		data, _ := os.ReadFile(path)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(data)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, n)
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(pids) < 3 {
-		t.Fatalf("pid file has %v", pids)
-	}
-	return pids
-}
-
-// alive reports whether pid is a live (not zombie) process.
 func alive(pid int) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -160,4 +142,18 @@ func TestAuditLogTable(t *testing.T) {
 			t.Errorf("line %d = %q, want it to contain %q", i+1, lines[i+1], want)
 		}
 	}
+}
+
+// cmdlinePids are the live processes whose command line holds marker.
+func cmdlinePids(marker string) []int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err == nil && strings.Contains(string(b), marker) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -113,6 +113,10 @@ decision = "allow"
 	} {
 		w.assertNoCanary(where, text)
 		// Not even redacted: the .env's content never reached the container.
+		// (The system prompt names the user's secrets, DOTENV_CANARY among
+		// them, so the model knows what it may ask for: that is not the
+		// file's content.)
+		text = secretNamesLine.ReplaceAllString(text, "")
 		if strings.Contains(text, "DOTENV_CANARY") {
 			t.Errorf("%s mentions DOTENV_CANARY: the project .env was readable in the container", where)
 		}
@@ -206,3 +210,6 @@ func expectDockerTool(tm *term, want string) {
 func officialClient(ambient map[string]string) (*client.Client, error) {
 	return client.NewClientWithOpts(client.WithHost(dockerbash.EngineHost(ambient)), client.WithAPIVersionNegotiation())
 }
+
+// secretNamesLine is the system prompt's list of secret names.
+var secretNamesLine = regexp.MustCompile(`Secrets the user has, by name: [A-Z0-9_, ]*\.`)

@@ -20,8 +20,8 @@ func TestEnvCommandShowsNoSecret(t *testing.T) {
 		"PATH=",
 		"GREETING=hello\n",
 		"GRANTED=<granted at run time: vault.read:GRANTED>\n",
-		"#   DATABASE_URL: held by the vault; grant it as a secret instead\n",
-		"#   INNOCENT_SETTING: value equals a vault secret\n",
+		"#   DATABASE_URL: value is a URL with a password\n",
+		"#   INNOCENT_SETTING: value equals the value of a secret\n",
 		"#   MY_SERVICE_TOKEN: credential-named; grant it as a secret instead\n",
 		"#   OPENAI_API_KEY: credential-named; grant it as a secret instead\n",
 	} {

@@ -22,6 +22,13 @@ const (
 type step struct {
 	text  string
 	calls []fakeCall
+	// usage, when set, is sent as the stream's usage chunk:
+	// prompt and completion tokens.
+	usage *[2]int
+	// hang: accept the request and never answer.
+	hang bool
+	// raw, when set, replaces the whole answer body.
+	raw string
 }
 
 type fakeCall struct {
@@ -44,6 +51,8 @@ type fakeModel struct {
 	// the number of model answers after it, so a resumed session gets the
 	// step its new turn needs.
 	stepFor func(prompt string, answers int) (step, bool)
+	// models, if set, is served as GET /v1/models (else 404).
+	models []string
 }
 
 func newFakeModel(t *testing.T, steps ...step) *fakeModel {
@@ -77,6 +86,14 @@ func (f *fakeModel) Requests() int {
 }
 
 func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/models" && f.models != nil {
+		var data []map[string]string
+		for _, m := range f.models {
+			data = append(data, map[string]string{"id": m, "object": "model"})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		return
+	}
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
@@ -123,7 +140,15 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			s = st
 		}
 	}
+	if s.hang {
+		<-r.Context().Done()
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	if s.raw != "" {
+		fmt.Fprint(w, s.raw)
+		return
+	}
 	chunk := func(delta map[string]any, finish any) {
 		b, _ := json.Marshal(map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake",
@@ -154,11 +179,16 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	chunk(map[string]any{}, finish)
 	// The usage chunk hush asks for (stream_options.include_usage): fixed
-	// counts per step, so a test can check the sum a turn reports.
+	// counts per step unless the step sets its own, so a test can check
+	// the sum a turn reports.
+	in, out, cached := fakePromptTokens, fakeCompletionTokens, fakeCachedTokens
+	if s.usage != nil {
+		in, out, cached = s.usage[0], s.usage[1], 0
+	}
 	usage, _ := json.Marshal(map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": fakePromptTokens, "completion_tokens": fakeCompletionTokens,
-			"total_tokens": fakePromptTokens + fakeCompletionTokens, "prompt_tokens_details": map[string]any{"cached_tokens": fakeCachedTokens}},
+		"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out,
+			"total_tokens": in + out, "prompt_tokens_details": map[string]any{"cached_tokens": cached}},
 	})
 	fmt.Fprintf(w, "data: %s\n\n", usage)
 	fmt.Fprint(w, "data: [DONE]\n\n")

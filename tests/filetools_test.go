@@ -89,7 +89,7 @@ func TestFileToolsThroughTheAgent(t *testing.T) {
 	}
 	got := model.Received()
 	for _, want := range []string{
-		`main.go\n[1 file matches **/*.go; 2 masked paths skipped]`,
+		`main.go\n[1 file matches **/*.go]`,
 		`main.go:4:\tprintln(\"hello\")`, `public.txt:1:canary-public is not a secret`, `2 matching lines in 2 files; 2 masked paths skipped`,
 		`     3\tfunc main() {\n     4\t\tprintln(\"hello\")\n[lines 3–4 of main.go (48 bytes); more follows: read on with offset=5]`,
 		`[edited main.go (+1 −1 lines)]`,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +28,14 @@ func checkLeakTurn(t *testing.T, w *world, screen, received string) {
 		t.Errorf("positive control: the granted secret did not come back redacted")
 	}
 	// The env output really was there (the channel works), and the .env and
-	// /proc reads ran.
-	for _, want := range []string{"PATH=", "DOTENV_CANARY=[REDACTED:DOTENV_CANARY]", "---"} {
+	// /proc reads ran; the sandbox shows the tool an empty .env.
+	for _, want := range []string{"PATH=", "---"} {
 		if !strings.Contains(received, want) {
 			t.Errorf("tool result lacks %q; the turn did not run as scripted", want)
 		}
+	}
+	if !dotEnvReadEmpty(received) {
+		t.Errorf("the sandboxed tool's cat .env did not read an empty file; the turn did not run as scripted")
 	}
 	if strings.Count(w.transcripts(), `"role":"tool"`) == 0 {
 		t.Error("transcript has no tool result")
@@ -152,9 +156,17 @@ func TestEmbeddedReplayRuns(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	w.assertNoCanary("the embedded replay's output", out)
-	if !strings.Contains(out, "PATH=") || !strings.Contains(out, "DOTENV_CANARY=[REDACTED:DOTENV_CANARY]") {
-		t.Fatalf("the embedded replay did not show env and .env:\n%s", out)
+	if !strings.Contains(out, "PATH=") || !dotEnvReadEmpty(out) {
+		t.Fatalf("the embedded replay did not show env and an empty .env (the sandbox hides it):\n%s", out)
 	}
+}
+
+// dotEnvReadEmpty reports whether the leak script's `echo ---; cat .env;
+// echo ---` printed nothing between the markers, in plain text, the
+// screen's tool box, or JSON: the sandbox binds an empty file over .env.
+func dotEnvReadEmpty(out string) bool {
+	return strings.Contains(out, "---\n---") || strings.Contains(out, `---\n---`) ||
+		regexp.MustCompile(`(?m)^\s*│ ---\r?\n\s*│ ---`).MatchString(out)
 }
 
 // runHush runs the binary without a terminal and returns stdout+stderr.

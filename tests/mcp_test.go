@@ -65,6 +65,9 @@ func processesWith(marker string) []string {
 		if len(cmdline) == 0 {
 			continue // a zombie or a kernel thread
 		}
+		if bytes.HasPrefix(cmdline, []byte("hush-sandbox-init\x00")) || bytes.HasPrefix(cmdline, []byte("hush-reaper\x00")) {
+			continue // a tool's sandbox init or reaper, which carries its environment and dies with it
+		}
 		environ, _ := os.ReadFile(filepath.Join(d, "environ"))
 		if bytes.HasPrefix(cmdline, []byte(marker)) || bytes.Contains(environ, []byte(marker)) {
 			out = append(out, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
@@ -112,7 +115,8 @@ decision = "allow"
 	// The server needs a secret: hush asks before the first prompt.
 	tm.expect("mcp:everything wants the secret GRANTED", 30*time.Second)
 	tm.send("\r") // allow once
-	tm.expect("› ", 30*time.Second)
+	// The chat's banner, not "› ": the approval's cursor is one too.
+	tm.expect("Ctrl-C stops a turn", 30*time.Second)
 	tm.send("start a watcher and check the MCP server\r")
 	tm.expect("background wants the secret GRANTED", 30*time.Second)
 	tm.send("\r")

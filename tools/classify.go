@@ -2,6 +2,7 @@ package tools
 
 import (
 	"net/url"
+	"os"
 	"path"
 	"strings"
 )
@@ -159,4 +160,101 @@ func matchGlob(p, name string) bool {
 func ValidGlob(p string) error {
 	_, err := path.Match(p, "")
 	return err
+}
+
+// MinSecretLen is the shortest ambient or legacy value that counts as a
+// secret by its look (LooksLikeSecret). Shorter values — "1", "true",
+// "json", a port — occur everywhere; redacting them would shred ordinary
+// output and refuse ordinary commands. A vault value of any length is a
+// secret.
+const MinSecretLen = 8
+
+// LooksLikeSecret reports whether a value found in the environment or a
+// legacy .env file looks like a credential, so that hush redacts it and
+// refuses it in a command line. Its name alone decides whether it is kept
+// out of a tool's environment (IsCredentialName); this decides whether the
+// value is also treated as secret text. It is not one when it is
+// shorter than MinSecretLen, a path that exists (AWS_CA_BUNDLE=/etc/ssl/…),
+// a URL without a password (https://sso.example.com), or a word-like
+// value (default, us-east-1, production, eu-central-1): lower- or
+// upper-case letter runs and short numbers joined by - _ or . . A URL with a
+// password always is one. Vault values and names the user marks are
+// secrets whatever they look like; the caller decides that.
+func LooksLikeSecret(v string) bool {
+	v = strings.TrimSpace(v)
+	if IsCredentialValue(v) {
+		return true
+	}
+	if len(v) < MinSecretLen {
+		return false
+	}
+	if i := strings.Index(v, "://"); i > 0 && !strings.ContainsAny(v[:i], " \t\n") {
+		if _, err := url.Parse(v); err == nil {
+			return false // a URL, and IsCredentialValue found no password in it
+		}
+	}
+	if wordLike(v) {
+		return false
+	}
+	if isPathLike(v) {
+		if _, err := os.Stat(v); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// wordLike: segments separated by - _ . each a run of letters of one case
+// (or one capital and lower case) or a number of at most four digits; at
+// most eight segments, no segment of letters longer than 14.
+func wordLike(v string) bool {
+	segs := strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	if len(segs) == 0 || len(segs) > 8 {
+		return false
+	}
+	for _, s := range segs {
+		switch {
+		case isDigits(s):
+			if len(s) > 4 {
+				return false
+			}
+		case isLetters(s):
+			if len(s) > 14 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	// A separator at either end or two in a row is not word-like.
+	return len(strings.Join(segs, "-")) == len(v)
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isLetters: all lower case, all upper case, or one capital then lower case.
+func isLetters(s string) bool {
+	lower, upper := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
+		default:
+			return false
+		}
+	}
+	return lower == len(s) || upper == len(s) || upper == 1 && 'A' <= s[0] && s[0] <= 'Z'
+}
+
+func isPathLike(v string) bool {
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~/")
 }

@@ -174,12 +174,12 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 			return true, ""
 		case IsCredentialName(name):
 			return false, "credential-named; grant it as a secret instead"
-		case req.Secrets != nil && req.Secrets.HasName(name):
-			return false, "held by the vault; grant it as a secret instead"
-		case req.Secrets != nil && req.Secrets.HasValue(value):
-			return false, "value equals a vault secret"
 		case IsCredentialValue(value):
 			return false, "value is a URL with a password"
+		case req.Secrets != nil && req.Secrets.HasName(name):
+			return false, "a secret of this name is in the vault or a project .env file; grant it as a secret instead"
+		case req.Secrets != nil && req.Secrets.HasValue(value):
+			return false, "value equals the value of a secret"
 		}
 		return true, ""
 	}

@@ -250,7 +250,7 @@ func TestBuildEnvDroppedReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(dropped)
-	want := "[{DATABASE_URL value is a URL with a password} {DYLD_INSERT_LIBRARIES loader injection variable} {INNOCUOUS value equals a vault secret} " +
+	want := "[{DATABASE_URL value is a URL with a password} {DYLD_INSERT_LIBRARIES loader injection variable} {INNOCUOUS value equals the value of a secret} " +
 		"{LD_PRELOAD loader injection variable} {MCP_API_TOKEN credential-named; grant it as a secret instead} {OPENAI_API_KEY credential-named; grant it as a secret instead}]"
 	if got != want {
 		t.Errorf("dropped = %s\nwant      %s", got, want)

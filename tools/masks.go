@@ -29,16 +29,17 @@ func ProjectMaskPatterns() []string { return []string{".env", ".env.*", ".envrc"
 
 // Reasons, as `hush sandbox show` prints them.
 const (
-	ReasonDataDir    = "hush's data dir: the vault, the audit log, transcripts, background logs"
-	ReasonConfigDir  = "hush's config dir: config.toml, mcp.json, the trusted-projects file"
-	ReasonBus        = "the session bus socket: the keyring (Secret Service) answers on it"
-	ReasonKeyring    = "the keyring daemon's sockets"
-	ReasonDocker     = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
-	ReasonDotEnv     = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
-	ReasonCredential = "a credential store in the home directory; `[sandbox] allow` re-opens it"
-	ReasonSSHKey     = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
-	ReasonHide       = "listed in [sandbox] hide"
-	ReasonUnreadable = "a project directory hush cannot list, so it cannot check it for .env files"
+	ReasonDataDir      = "hush's data dir: the vault, the audit log, transcripts, background logs"
+	ReasonConfigDir    = "hush's config dir: config.toml, mcp.json, the trusted-projects file"
+	ReasonOtherHushDir = "hush's config or data dir at its default place (HUSH_CONFIG_DIR or HUSH_DATA_DIR moved this session's)"
+	ReasonBus          = "the session bus socket: the keyring (Secret Service) answers on it"
+	ReasonKeyring      = "the keyring daemon's sockets"
+	ReasonDocker       = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
+	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
+	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
+	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
+	ReasonHide         = "listed in [sandbox] hide"
+	ReasonUnreadable   = "a project directory hush cannot list, so it cannot check it for .env files"
 )
 
 // homeCredentialStores are hidden by default, relative to the home
@@ -65,6 +66,10 @@ type MaskOptions struct {
 	Home      string
 	ConfigDir string // hush's config dir
 	DataDir   string // hush's data dir
+	// OtherHushDirs are hush's dirs at their default places when
+	// HUSH_CONFIG_DIR or HUSH_DATA_DIR moved this session's elsewhere:
+	// another vault may live there.
+	OtherHushDirs []string
 	// RuntimeDir is $XDG_RUNTIME_DIR; BusAddress $DBUS_SESSION_BUS_ADDRESS;
 	// DockerHost $DOCKER_HOST — all from hush's start-up snapshot.
 	RuntimeDir string
@@ -86,6 +91,11 @@ type MaskSet struct {
 	fixed   []Mask // candidates outside the project, checked for existence on each plan
 	allow   []string
 	project string // resolved project root, or ""
+	// home, sshDir and homeGlobs are the home directory resolved and the
+	// credential-store patterns joined to it, once: Masked runs for every
+	// file a walk passes.
+	home, sshDir string
+	homeGlobs    []string
 
 	mu      sync.Mutex
 	dirs    map[string]dirStamp // project directories walked, for revalidation
@@ -121,7 +131,7 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		return resolvePath(filepath.Clean(p)), nil
 	}
 	hushDirs := []string{}
-	for _, d := range []string{opts.DataDir, opts.ConfigDir} {
+	for _, d := range append([]string{opts.DataDir, opts.ConfigDir}, opts.OtherHushDirs...) {
 		if d != "" {
 			hushDirs = append(hushDirs, resolvePath(d))
 		}
@@ -149,6 +159,9 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	}
 	add(opts.DataDir, true, ReasonDataDir)
 	add(opts.ConfigDir, true, ReasonConfigDir)
+	for _, d := range opts.OtherHushDirs {
+		add(d, true, ReasonOtherHushDir)
+	}
 	for _, p := range busSockets(opts.BusAddress, opts.RuntimeDir) {
 		add(p, false, ReasonBus)
 	}
@@ -186,10 +199,20 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("[sandbox] hide: %w", err)
 		}
+		if p == "/" || (opts.Project != "" && within2(resolvePath(opts.Project), p)) {
+			return nil, fmt.Errorf("[sandbox] hide %q would hide the project itself", h)
+		}
 		add(p, false, ReasonHide)
 	}
 	if opts.Project != "" {
 		s.project = resolvePath(filepath.Clean(opts.Project))
+	}
+	if opts.Home != "" {
+		s.home = resolvePath(opts.Home)
+		s.sshDir = filepath.Join(s.home, ".ssh")
+		for _, rel := range homeCredentialStores {
+			s.homeGlobs = append(s.homeGlobs, filepath.Join(s.home, rel))
+		}
 	}
 	return s, nil
 }
@@ -271,9 +294,20 @@ func (s *MaskSet) Masked(absPath string) (reason string, masked bool) {
 	return "", false
 }
 
+// MaskedResolved is Masked for a path that holds no symlink (a walk that
+// does not follow links, from a resolved root, as the file tools' glob and
+// grep do): it skips the resolution, which is most of Masked's cost when a
+// walk asks about every one of 50,000 files.
+func (s *MaskSet) MaskedResolved(absPath string) (reason string, masked bool) {
+	if s == nil || absPath == "" {
+		return "", false
+	}
+	return s.maskedPath(filepath.Clean(absPath))
+}
+
 func (s *MaskSet) maskedPath(p string) (string, bool) {
 	for _, m := range s.fixed {
-		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir {
+		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir || m.Reason == ReasonOtherHushDir {
 			if within2(p, m.Path) {
 				return m.Reason, true
 			}
@@ -287,13 +321,12 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 			return m.Reason, true
 		}
 	}
-	if h := s.opts.Home; h != "" {
-		home := resolvePath(h)
-		if filepath.Dir(p) == filepath.Join(home, ".ssh") && isSSHPrivateKeyName(filepath.Base(p)) {
+	if s.home != "" && within2(p, s.home) {
+		if filepath.Dir(p) == s.sshDir && isSSHPrivateKeyName(filepath.Base(p)) {
 			return ReasonSSHKey, true
 		}
-		for _, rel := range homeCredentialStores {
-			if ok, _ := filepath.Match(filepath.Join(home, rel), p); ok {
+		for _, g := range s.homeGlobs {
+			if ok, _ := filepath.Match(g, p); ok {
 				return ReasonCredential, true
 			}
 		}
@@ -302,9 +335,11 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		if rel, ok := within(s.project, p); ok && rel != "." {
 			// Any component: a file inside a directory named .env.d is
 			// masked with its directory.
-			parts := strings.Split(rel, "/")
-			for i := range parts {
-				if MatchProjectMask(ProjectMaskPatterns(), strings.Join(parts[:i+1], "/")) {
+			// (Each prefix is a slice of rel, not a join of its parts: this
+			// runs for every file a walk passes.)
+			pats := ProjectMaskPatterns()
+			for i := 0; i <= len(rel); i++ {
+				if (i == len(rel) || rel[i] == '/') && MatchProjectMask(pats, rel[:i]) {
 					return ReasonDotEnv, true
 				}
 			}
@@ -318,6 +353,18 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// hiddenWhole reports whether p lies in a directory mask outside the
+// project walk (hush's dirs, a credential store), so walking it finds
+// nothing more to hide.
+func (s *MaskSet) hiddenWhole(p string) bool {
+	for _, m := range s.fixed {
+		if within2(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *MaskSet) allowed(p string) bool {
@@ -359,7 +406,7 @@ func (s *MaskSet) walkProject() error {
 		mt := fi.ModTime().UnixNano()
 		st, ok := s.dirs[dir]
 		if !ok || st.mtime != mt {
-			st, err = listDir(s.project, dir, mt)
+			st, err = listDir(s.project, dir, mt, s.hiddenWhole)
 			if err != nil {
 				if top {
 					return fmt.Errorf("project directory %s: %w", dir, err)
@@ -395,7 +442,7 @@ func (s *MaskSet) walkProject() error {
 // listDir lists one project directory: masks for its .env-family entries
 // (a matching symlink masks its target when that lies in the project: the
 // mount follows the link), and its other subdirectories to visit.
-func listDir(root, dir string, mtime int64) (dirStamp, error) {
+func listDir(root, dir string, mtime int64, hiddenWhole func(string) bool) (dirStamp, error) {
 	st := dirStamp{mtime: mtime}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -404,7 +451,10 @@ func listDir(root, dir string, mtime int64) (dirStamp, error) {
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		if !matchBase(ProjectMaskPatterns(), e.Name()) {
-			if e.IsDir() {
+			// Not walked: git's own directory (objects, not files named
+			// .env) and what is hidden whole anyway (hush's data dir,
+			// a credential store) — a project at $HOME holds both.
+			if e.IsDir() && e.Name() != ".git" && !hiddenWhole(p) {
 				st.subs = append(st.subs, p)
 			}
 			continue
@@ -540,7 +590,10 @@ func resolvePath(p string) string {
 
 // within2 reports whether p is root or below it.
 func within2(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	// Without building root+"/": Masked runs this for every mask and every
+	// file a walk passes.
+	root = strings.TrimSuffix(root, "/")
+	return p == root || len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root
 }
 
 // within returns p relative to root, slash-separated, if p is root or

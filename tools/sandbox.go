@@ -65,7 +65,12 @@ type SandboxState struct {
 	// LandlockABI is the kernel's Landlock version (0: none). From 6 the
 	// sandbox scopes abstract unix sockets and signals.
 	LandlockABI int
-	Protections []Protection
+	// LandlockOnly: the namespaces are refused, and host tools get the
+	// second layer alone — no_new_privs and the Landlock scope (no signal
+	// to hush or another process outside the tool, no abstract socket).
+	// Every other protection is off, with Reason.
+	LandlockOnly bool
+	Protections  []Protection
 }
 
 // Protection returns the named protection.

@@ -35,7 +35,18 @@ func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
 		if spec.Sandbox.Required {
 			return fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
 		}
-		return nil // the session said so at start
+		if !st.LandlockOnly {
+			return nil // the session said so at start
+		}
+		// The second layer: Landlock's scope, without namespaces.
+		plan, err := (*MaskSet)(nil).planFile("L", nil)
+		if err != nil {
+			return err
+		}
+		cmd.Path = sandboxExe
+		cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
+		cmd.ExtraFiles = []*os.File{plan}
+		return nil
 	}
 	masks, err := spec.Sandbox.Masks.Masks()
 	if err != nil {
@@ -165,9 +176,36 @@ func probeSandbox() SandboxState {
 	}
 	cmd.ExtraFiles = []*os.File{plan}
 	if err := cmd.Run(); err != nil {
-		return fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
+		st := fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
+		if landlock >= 6 && probeLandlockOnly() {
+			st.LandlockOnly = true
+			st.Protections = protections(false, st.Reason, landlock)
+			for i, p := range st.Protections {
+				switch p.Name {
+				case ProtectAbstract:
+					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "Landlock scope, without namespaces: no abstract unix socket or signal outside the tool"}
+				case ProtectNoPrivs:
+					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "no setuid or file-capability gain"}
+				}
+			}
+		}
+		return st
 	}
 	return SandboxState{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
+}
+
+// probeLandlockOnly starts the init in Landlock-only mode once.
+func probeLandlockOnly() bool {
+	cmd := exec.Command(sandboxExe)
+	cmd.Args = []string{sandboxInitArg0}
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	plan, err := (*MaskSet)(nil).planFile("LT", nil)
+	if err != nil {
+		return false
+	}
+	cmd.ExtraFiles = []*os.File{plan}
+	return cmd.Run() == nil
 }
 
 // refusal names the setting behind a refused sandbox, in one sentence.

@@ -7,13 +7,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -52,7 +55,7 @@ type attacker struct {
 	cred *syscall.Credential // nil: the test's own user
 }
 
-func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out *bytes.Buffer) Spec {
+func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out io.Writer) Spec {
 	base := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, {Name: "HOME", Value: dir}}
 	return Spec{Path: "bash", Args: []string{"-c", script}, Dir: dir, Env: append(base, env...),
 		Stdout: out, Stderr: out, Credential: a.cred, Sandbox: sb, KillGrace: time.Second}
@@ -248,9 +251,9 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 		// Sandboxed, then the control: a sibling and an attacker both
 		// unsandboxed, as before the sandbox.
 		for _, sb := range []*Sandbox{w.sandbox(), nil} {
-			var sibOut bytes.Buffer
+			sibOut := new(lockedBuffer)
 			sib, err := Command(context.Background(), a.spec(w.project, Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}},
-				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, &sibOut))
+				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, sibOut))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +369,58 @@ cat ` + w.data + `/vault.env ` + w.project + `/.env; id -u`
 				t.Errorf("positive control: the tool is not root:\n%s", out)
 			}
 		})
+		t.Run("root-cannot-read-a-disk", func(t *testing.T) {
+			// A disk holding the vault file, as a loop device over a file
+			// holding the canary: host root reads it raw.
+			w := newWorld(t, a)
+			img := w.root + "/disk.img"
+			if err := os.WriteFile(img, bytes.Repeat([]byte(w.canary+"\n"), 1024), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			losetup, err := exec.Command("losetup", "-f", "--show", img).CombinedOutput()
+			if err != nil {
+				t.Fatalf("losetup: %v %s", err, losetup)
+			}
+			disk := strings.TrimSpace(string(losetup))
+			defer exec.Command("losetup", "-d", disk).Run()
+			script := `head -c 64 ` + disk + ` 2>&1; echo
+mknod ./blk b $(stat -c '%t %T' ` + disk + ` | while read ma mi; do echo $((16#$ma)) $((16#$mi)); done) 2>&1 && head -c 64 ./blk 2>&1; echo
+printf 'null:'; echo x > /dev/null && echo ok; printf 'zero:'; head -c 4 /dev/zero | xxd -p; python3 -c 'import os; m, s = os.openpty(); print("pty:ok")'`
+			out := a.run(t, w.project, nil, script, w.sandbox())
+			if leaks(out, w.canary) {
+				t.Errorf("root in the sandbox read the disk %s raw:\n%s", disk, out)
+			}
+			for _, want := range []string{"null:ok", "zero:00000000", "pty:ok"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("positive control: %q missing from the sandbox's /dev:\n%s", want, out)
+				}
+			}
+			os.Remove(w.project + "/blk")
+			out = a.run(t, w.project, nil, script, nil)
+			if !leaks(out, w.canary) {
+				t.Fatalf("control: unsandboxed root did not read %s:\n%s", disk, out)
+			}
+			os.Remove(w.project + "/blk")
+		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a test may read while a child writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // waitForSome waits up to d for a process whose command line holds mark.
@@ -404,5 +458,148 @@ func waitForNone(mark string, d time.Duration) []int {
 			return pids
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const parentEnv = "HUSH_SANDBOX_TEST_PARENT"
+
+// TestSandboxParentHelper is the hush of TestSandboxDiesWithHush: it starts
+// one call that leaves a detached child, says so, and waits to be killed.
+func TestSandboxParentHelper(t *testing.T) {
+	mark := os.Getenv(parentEnv)
+	if mark == "" {
+		t.Skip("helper process only")
+	}
+	dir := t.TempDir()
+	var sb *Sandbox
+	if os.Getenv(parentEnv+"_BOXED") != "" {
+		sb = &Sandbox{Required: true}
+	}
+	cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & exec sleep `+mark+`1`, sb, new(bytes.Buffer)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Minute)
+}
+
+// TestSandboxDiesWithHush: when hush is SIGKILLed mid-call, everything in
+// the call's namespace dies with it, a detached child too; unsandboxed, the
+// detached child survives (the control).
+func TestSandboxDiesWithHush(t *testing.T) {
+	if !SandboxStatus().Namespaces {
+		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
+	}
+	for _, boxed := range []bool{true, false} {
+		mark := fmt.Sprintf("33%v.%d", map[bool]int{true: 1, false: 0}[boxed], time.Now().UnixNano()%100000)
+		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
+		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+		if boxed {
+			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
+		}
+		out, err := helper.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := helper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 6)
+		if _, err := out.Read(buf); err != nil || string(buf) != "ready\n" {
+			t.Fatalf("helper: %q %v", buf, err)
+		}
+		// The detached sleep's own command line: "sleep\x00<mark>\x00".
+		waitForSome(mark+"\x00", 3*time.Second)
+		if len(findMark(mark+"\x00")) == 0 {
+			t.Fatalf("boxed=%v: the detached child did not start: %v", boxed, findMark(mark))
+		}
+		_ = helper.Process.Kill()
+		_ = helper.Wait()
+		left := waitForNone(mark, 3*time.Second)
+		if boxed && len(left) > 0 {
+			t.Errorf("processes of a sandboxed call outlived a killed hush: %v", left)
+		}
+		if !boxed {
+			if len(left) == 0 {
+				t.Error("control: the unsandboxed detached child did not outlive a killed hush")
+			}
+			for _, p := range left {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+const refusedEnv = "HUSH_SANDBOX_TEST_REFUSED"
+
+// TestSandboxRefusalNamesTheSetting runs this test binary where the kernel
+// really refuses user namespaces (user.max_user_namespaces = 0, set inside
+// a user namespace of its own) and checks what the sandbox says and does
+// there (TestSandboxRefusedHere).
+func TestSandboxRefusalNamesTheSetting(t *testing.T) {
+	if os.Getenv(refusedEnv) != "" {
+		t.Skip("running inside the refusing namespace")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("unshare(1) is missing (util-linux): %v", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(unshare, "-U", "-r", "sh", "-c",
+		`echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -test.run='^TestSandboxRefusedHere$' -test.v -test.count=1`, exe)
+	cmd.Env = []string{refusedEnv + "=1", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "--- PASS: TestSandboxRefusedHere") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+}
+
+func TestSandboxRefusedHere(t *testing.T) {
+	if os.Getenv(refusedEnv) == "" {
+		t.Skip("helper: run by TestSandboxRefusalNamesTheSetting")
+	}
+	st := SandboxStatus()
+	if st.Namespaces {
+		t.Fatal("the sandbox says it works where the kernel refuses user namespaces")
+	}
+	if want := "host tools run without a sandbox: user namespaces are off (sysctl user.max_user_namespaces = 0)"; st.Reason != want {
+		t.Errorf("reason %q, want %q", st.Reason, want)
+	}
+	// The second layer: Landlock's scope (this kernel has ABI 6 or later),
+	// and no_new_privs; everything else is off, with the reason.
+	if !st.LandlockOnly {
+		t.Fatalf("no Landlock-only layer on a kernel with Landlock ABI %d", st.LandlockABI)
+	}
+	for _, p := range st.Protections {
+		second := p.Name == ProtectAbstract || p.Name == ProtectNoPrivs
+		if p.On != second || (!second && p.Why != st.Reason) {
+			t.Errorf("protection %s: on=%v why=%q", p.Name, p.On, p.Why)
+		}
+	}
+	dir := t.TempDir()
+	_, err := Command(context.Background(), attacker{}.spec(dir, nil, "true", &Sandbox{Required: true}, new(bytes.Buffer)))
+	if !errors.Is(err, ErrSandboxRefused) || !strings.Contains(err.Error(), "user.max_user_namespaces = 0") {
+		t.Errorf("required: err = %v, want ErrSandboxRefused naming the setting", err)
+	}
+	// Not required: the tool runs under the Landlock scope alone, which
+	// keeps it from signalling this process; unsandboxed it can (the
+	// control).
+	script := fmt.Sprintf("echo ran; kill -0 %d && echo signalled", os.Getpid())
+	out := attacker{}.run(t, dir, nil, script, &Sandbox{})
+	if !strings.HasPrefix(out, "ran\n") {
+		t.Errorf("an unrequired sandbox the kernel refuses kept the tool from running: %q", out)
+	}
+	if strings.Contains(out, "signalled") {
+		t.Errorf("under the Landlock scope the tool signalled hush: %q", out)
+	}
+	if out := (attacker{}).run(t, dir, nil, script, nil); !strings.Contains(out, "signalled") {
+		t.Errorf("control: an unsandboxed tool could not signal this process: %q", out)
 	}
 }

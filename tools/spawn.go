@@ -105,6 +105,7 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 			return nil, err
 		}
 	}
+	reapTree(cmd, prog, spec) // reaper_linux.go
 	grace := spec.KillGrace
 	cmd.Cancel = func() error {
 		if grace > 0 {
@@ -123,6 +124,9 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 func KillGroup(pid int, sig syscall.Signal) error {
 	if pid <= 0 {
 		return fmt.Errorf("kill group: bad pid %d", pid)
+	}
+	if sig == syscall.SIGKILL {
+		reaperTakeDown(pid) // reaper_linux.go
 	}
 	err := syscall.Kill(-pid, sig)
 	if errors.Is(err, syscall.ESRCH) {

@@ -26,6 +26,15 @@ type Layered struct {
 	Process map[string]string
 	// IsCredential decides which process variables are secrets in their own right.
 	IsCredential func(name string) bool
+	// IsSecretValue decides whether a value from the environment or a
+	// legacy .env file is also secret text — redacted from output and
+	// refused in a command line (All) — rather than only a name a tool can
+	// be granted. nil: every such value is. Backend values always are.
+	IsSecretValue func(name, value string) bool
+	// DotEnvShadowed holds values of legacy .env files that a file of
+	// higher precedence shadows (the name is granted from DotEnv), keyed
+	// "NAME@file": they are still scrubbed from output.
+	DotEnvShadowed map[string]string
 
 	// Process and IsCredential must not change after the first call: which
 	// process variables are credentials is worked out once. The agent reads
@@ -170,25 +179,41 @@ func (l *Layered) All() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	secret := func(n, v string) bool { return l.IsSecretValue == nil || l.IsSecretValue(n, v) }
 	out := stored // the backend's map is ours to change (Bulk)
-	if len(l.DotEnv) > 0 || out == nil {
+	if len(l.DotEnv) > 0 || len(l.DotEnvShadowed) > 0 || out == nil {
 		out = make(map[string]string, len(stored)+len(l.DotEnv))
+		for n, v := range l.DotEnvShadowed {
+			if secret(n, v) {
+				out[n] = v
+			}
+		}
 		for n, v := range l.DotEnv {
-			out[n] = v
+			if pv := l.Process[n]; pv != "" {
+				v = pv // the environment's value is the one a tool gets
+			}
+			if secret(n, v) {
+				out[n] = v
+			}
 		}
 		for n, v := range stored {
 			out[n] = v
 		}
 	}
-	// A defined process variable overrides a known secret's value, and a
-	// credential-like one is a secret of its own.
-	for n := range out {
+	// A defined process variable overrides a stored secret's value, and a
+	// credential-like one is a secret of its own if its value looks like
+	// one.
+	for n := range stored {
 		if v := l.Process[n]; v != "" {
 			out[n] = v
 		}
 	}
 	for _, n := range l.credentials() {
-		out[n] = l.Process[n]
+		if v := l.Process[n]; secret(n, v) {
+			out[n] = v
+		} else if _, stored := stored[n]; !stored {
+			delete(out, n)
+		}
 	}
 	return out, nil
 }

@@ -1,20 +1,20 @@
 // Package wizard holds hush's interactive forms (charmbracelet/huh): the
 // permission prompt the gate shows when no rule decides, and the first-run
 // setup, with what setup needs besides its forms — CheckKey (the one request
-// that checks a key) and UpdateConfig (edits config.toml's tables in place).
+// that checks a key); config.UpdateConfig writes what setup decided.
 // Forms read and write only the streams they are given; nothing here writes
 // the process environment, stores a secret, or reads one for a tool.
 package wizard
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/charmbracelet/huh"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/hushcli/hush/executor"
 )
 
@@ -26,49 +26,48 @@ type Prompter struct {
 	Accessible bool
 }
 
-// Confirm implements executor.Prompter.
+// Confirm implements executor.Prompter. It prints the request whole — the
+// diff of a file change, the command verbatim with its directory and the
+// secrets it would receive — and then asks for one key: y allow once, s
+// allow for this session (the rule it records is in the label), d (file
+// tools) every file in the directory, n deny. Esc and Ctrl-C deny.
 func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
-	title, desc := describe(req)
+	a := NewApproval(req)
 	if req.Diff != "" {
 		// The whole diff, before the form: the terminal's scrollback holds
 		// a long one, and nothing of what will be written is left out.
 		WriteDiff(p.Out, req.Diff)
 	}
-	choice := executor.ChoiceAllowOnce
-	// The title and description sit in a note of their own: a Select with a
-	// title sizes its list from a first render at a default width, where the
-	// description may wrap, and then scrolls its three options.
-	note := huh.NewNote().Title(title).Description(desc)
-	sel := huh.NewSelect[executor.Choice]().
-		Options(choices(req)...).
-		Value(&choice).
-		Inline(true)
-	form := huh.NewForm(huh.NewGroup(note, sel)).WithInput(p.In).WithOutput(p.Out).WithAccessible(p.Accessible).WithShowHelp(false)
-	if err := form.RunWithContext(ctx); err != nil {
-		if errors.Is(err, huh.ErrUserAborted) {
-			return executor.ChoiceDeny, nil
+	if _, err := io.WriteString(p.Out, a.Header()); err != nil {
+		return executor.ChoiceDeny, err
+	}
+	if p.Accessible {
+		return p.confirmLine(a)
+	}
+	prog := tea.NewProgram(NewChoiceModel(a), tea.WithInput(p.In), tea.WithOutput(p.Out), tea.WithContext(ctx))
+	m, err := prog.Run()
+	if err != nil {
+		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+			return executor.ChoiceDeny, ctx.Err()
 		}
 		return executor.ChoiceDeny, err
 	}
-	return choice, nil
+	return m.(ChoiceModel).Choice(), nil
 }
 
-// choices are the answers offered: a request about a file can be allowed
-// for this session for that file or for its directory only.
-func choices(req executor.Request) []huh.Option[executor.Choice] {
-	if req.Path == "" {
-		return []huh.Option[executor.Choice]{
-			huh.NewOption("Allow once", executor.ChoiceAllowOnce),
-			huh.NewOption("Allow for this session", executor.ChoiceAllowSession),
-			huh.NewOption("Deny", executor.ChoiceDeny),
+// confirmLine asks on one line, for screen readers and dumb terminals: the
+// answer is a key and Enter; anything else asks again, end of input denies.
+func (p *Prompter) confirmLine(a Approval) (executor.Choice, error) {
+	r := bufio.NewReader(p.In)
+	for {
+		fmt.Fprintf(p.Out, "  %s\n  answer %s: ", a.ChoiceLine(), strings.TrimPrefix(a.Hint(), "press "))
+		line, err := r.ReadString('\n')
+		if o, ok := a.Choose(strings.TrimSpace(line)); ok {
+			return o.Choice, nil
 		}
-	}
-	dir := filepath.Dir(req.Path) + string(filepath.Separator)
-	return []huh.Option[executor.Choice]{
-		huh.NewOption("Allow once", executor.ChoiceAllowOnce),
-		huh.NewOption("Allow for this session: "+sanitizeLine(req.Path), executor.ChoiceAllowSession),
-		huh.NewOption("Allow for this session: every file in "+sanitizeLine(dir), executor.ChoiceAllowSessionDir),
-		huh.NewOption("Deny", executor.ChoiceDeny),
+		if err != nil {
+			return executor.ChoiceDeny, nil
+		}
 	}
 }
 
@@ -109,22 +108,9 @@ func WriteDiff(w io.Writer, diff string) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-func describe(req executor.Request) (string, string) {
-	if name, ok := strings.CutPrefix(req.GateID, executor.GateVaultRead); ok {
-		return fmt.Sprintf("%s wants the secret %s", req.Subject, name),
-			"Only that tool gets it; output shows [REDACTED:" + name + "]."
-	}
-	if tool, ok := strings.CutPrefix(req.GateID, executor.GateToolRun); ok {
-		detail := req.Detail
-		if len(detail) > 70 {
-			detail = detail[:70] + "…"
-		}
-		return fmt.Sprintf("Run %s?", tool), sanitizeLine(detail)
-	}
-	return fmt.Sprintf("Allow %s for %s?", req.GateID, req.Subject), ""
-}
-
-// sanitizeLine keeps a model-written detail from carrying terminal escapes.
+// sanitizeLine keeps a model- or tool-written string to one line of plain
+// text for a form's label: newlines and tabs become spaces, other control
+// bytes are dropped.
 func sanitizeLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' {

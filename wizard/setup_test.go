@@ -3,6 +3,7 @@ package wizard_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -38,22 +39,22 @@ func TestSetupFirstRun(t *testing.T) {
 		want         wizard.Answers
 		wantErr      string
 	}{
-		{name: "OpenAI with a key", script: "1\n1\n\n1\n" + key + "\n",
+		{name: "OpenAI with a key", script: "1\n1\n" + key + "\n\n1\n",
 			want: wizard.Answers{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4.1-mini", Backend: "envfile", KeyName: "OPENAI_API_KEY", Key: key}},
-		{name: "Ollama needs no key", script: "1\n2\n\n2\n\n",
+		{name: "Ollama needs no key", script: "1\n2\n\n\n2\n",
 			want: wizard.Answers{Provider: "openai", BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", Backend: "keyring"}},
-		{name: "llama.cpp with a model name", script: "1\n3\nqwen2.5-coder\n1\n\n",
+		{name: "llama.cpp with a model name", script: "1\n3\n\nqwen2.5-coder\n1\n",
 			want: wizard.Answers{Provider: "openai", BaseURL: "http://127.0.0.1:8080/v1", Model: "qwen2.5-coder", Backend: "envfile"}},
-		{name: "Anthropic into the keyring", script: "2\n1\nclaude-x\n2\n" + key + "\n",
+		{name: "Anthropic into the keyring", script: "2\n1\n" + key + "\nclaude-x\n2\n",
 			want: wizard.Answers{Provider: "anthropic", BaseURL: "https://api.anthropic.com", Model: "claude-x", Backend: "keyring", KeyName: "ANTHROPIC_API_KEY", Key: key}},
-		{name: "another URL, re-asked until it is one", script: "1\n4\nnot a url\nhttps://u:p@models.example.com/v1\nhttps://models.example.com/v1\nm1\n\n" + key + "\n",
+		{name: "another URL, re-asked until it is one", script: "1\n4\nnot a url\nhttps://u:p@models.example.com/v1\nhttps://models.example.com/v1\n" + key + "\nm1\n\n",
 			want: wizard.Answers{Provider: "openai", BaseURL: "https://models.example.com/v1", Model: "m1", Backend: "envfile", KeyName: "OPENAI_API_KEY", Key: key}},
 		{name: "the key from the environment", script: "1\n1\n\n\n\n", source: map[string]string{"OPENAI_API_KEY": "environment"},
 			want: wizard.Answers{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4.1-mini", Backend: "envfile", KeyName: "OPENAI_API_KEY"}},
 		{name: "a remote server without a key", script: "1\n1\n\n\n\n",
 			wantErr: "an API key is needed for https://api.openai.com/v1: run `hush setup` again and enter it"},
 		{name: "input ends before a URL is given", script: "1\n4\n",
-			wantErr: "base URL: enter a URL like https://api.example.com/v1"},
+			wantErr: `setup input ended early or was invalid: the input ended before "(2/5) Base URL" was answered; pipe one answer per line, or run hush setup at a terminal`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,12 +87,12 @@ func TestSetupRerunKeepsAnswers(t *testing.T) {
 		want         wizard.Answers
 	}{
 		{"nothing changed", "\n\n\n\n\n", cur},
-		{"a new model", "\n\nqwen-2\n\n\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen-2", Backend: "keyring", KeyName: "MY_MODEL_KEY"}},
-		{"another backend", "\n\n\n1\n\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen", Backend: "envfile", KeyName: "MY_MODEL_KEY"}},
-		{"a new key", "\n\n\n\n" + key + "\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen", Backend: "keyring", KeyName: "MY_MODEL_KEY", Key: key}},
+		{"a new model", "\n\n\nqwen-2\n\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen-2", Backend: "keyring", KeyName: "MY_MODEL_KEY"}},
+		{"another backend", "\n\n\n\n1\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen", Backend: "envfile", KeyName: "MY_MODEL_KEY"}},
+		{"a new key", "\n\n" + key + "\n\n\n", wizard.Answers{Provider: "openai", BaseURL: cur.BaseURL, Model: "qwen", Backend: "keyring", KeyName: "MY_MODEL_KEY", Key: key}},
 		{"a preset URL", "\n1\n\n\n\n", wizard.Answers{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "qwen", Backend: "keyring", KeyName: "MY_MODEL_KEY"}},
 		// Another provider starts from that provider's defaults.
-		{"another provider", "2\n\n\n\n" + key + "\n", wizard.Answers{Provider: "anthropic", BaseURL: "https://api.anthropic.com", Model: "claude-sonnet-4-5", Backend: "keyring", KeyName: "ANTHROPIC_API_KEY", Key: key}},
+		{"another provider", "2\n\n" + key + "\n\n\n", wizard.Answers{Provider: "anthropic", BaseURL: "https://api.anthropic.com", Model: "claude-sonnet-4-5", Backend: "keyring", KeyName: "ANTHROPIC_API_KEY", Key: key}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +151,50 @@ func TestIsLocalURL(t *testing.T) {
 	} {
 		if got := wizard.IsLocalURL(in); got != want {
 			t.Errorf("IsLocalURL(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestSetupPipedInputThatEndsOrDoesNotFit: an answer that is no choice, or
+// input that stops, ends setup with ErrInput and one sentence — not huh's
+// index-out-of-range panic.
+func TestSetupPipedInputThatEndsOrDoesNotFit(t *testing.T) {
+	t.Parallel()
+	for _, script := range []string{"x\n", "", "1\n", "1\n1\n"} {
+		_, out, err := runSetup(t, wizard.Answers{}, nil, script)
+		if !errors.Is(err, wizard.ErrInput) {
+			t.Errorf("script %q: error %v, want ErrInput\n%s", script, err, out)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("script %q: error is more than one line: %q", script, err)
+		}
+	}
+}
+
+// TestSetupPicksTheModelFromTheServersList: line by line, the list is shown
+// and a name not in it needs a yes.
+func TestSetupPicksTheModelFromTheServersList(t *testing.T) {
+	t.Parallel()
+	list := wizard.Check{OK: true, Message: "the key works", Models: []string{"alpha", "beta-model"}}
+	for _, tt := range []struct{ script, want string }{
+		{"1\n3\n\nbeta-model\n1\n", "beta-model"},
+		{"1\n3\n\n\n1\n", "alpha"},                         // the default: the list's first
+		{"1\n3\n\nzeta\nn\nbeta-model\n1\n", "beta-model"}, // not in the list: refused, asked again
+		{"1\n3\n\nzeta\ny\n1\n", "zeta"},                   // confirmed
+	} {
+		var out strings.Builder
+		s := &wizard.Setup{In: strings.NewReader(tt.script), Out: &out, Accessible: true,
+			Backends: []wizard.Backend{{Name: "envfile", Description: "envfile"}},
+			Check:    func(context.Context, string, string, string) wizard.Check { return list }}
+		got, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatalf("script %q: %v\n%s", tt.script, err, out.String())
+		}
+		if got.Model != tt.want {
+			t.Errorf("script %q: model %q, want %q\n%s", tt.script, got.Model, tt.want, out.String())
+		}
+		if !strings.Contains(out.String(), "The server offers 2 model(s): alpha, beta-model") || !strings.Contains(out.String(), "✓ the key works") {
+			t.Errorf("the list was not shown:\n%s", out.String())
 		}
 	}
 }

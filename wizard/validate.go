@@ -2,6 +2,7 @@ package wizard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,13 @@ type Check struct {
 	OK bool
 	// Message is one sentence for the person; it never holds the key.
 	Message string
+	// Unreachable: no answer at all (refused, no such host, timeout), so
+	// the URL is what to fix.
+	Unreachable bool
+	// Skipped: nothing was checked (a stored key hush would not send).
+	Skipped bool
+	// Models is the server's model list, when it sent one.
+	Models []string
 }
 
 // CheckKey makes the cheapest request that proves the base URL answers and
@@ -64,16 +72,21 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := c.Do(req)
 	if err != nil {
-		return Check{Message: fmt.Sprintf("cannot reach %s: %s", shown, reason(err))}
+		return Check{Unreachable: true, Message: fmt.Sprintf("cannot reach %s: %s", shown, reason(err))}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	resp.Body.Close()
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		if key == "" {
-			return Check{OK: true, Message: fmt.Sprintf("%s answered (no key sent)", shown)}
+		models := modelIDs(body)
+		listed := ""
+		if len(models) > 0 {
+			listed = fmt.Sprintf(" with %d model(s)", len(models))
 		}
-		return Check{OK: true, Message: fmt.Sprintf("the key works: %s answered", shown)}
+		if key == "" {
+			return Check{OK: true, Models: models, Message: fmt.Sprintf("%s answered%s (no key sent)", shown, listed)}
+		}
+		return Check{OK: true, Models: models, Message: fmt.Sprintf("the key works: %s answered%s", shown, listed)}
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		if key == "" {
 			return Check{Message: fmt.Sprintf("%s wants a key (HTTP %d)", shown, resp.StatusCode)}
@@ -85,6 +98,27 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 		return Check{Message: fmt.Sprintf("%s redirects elsewhere (HTTP %d); hush does not follow it with your key — check the base URL", shown, resp.StatusCode)}
 	}
 	return Check{Message: fmt.Sprintf("unexpected answer from %s: HTTP %d", shown, resp.StatusCode)}
+}
+
+// modelIDs reads a model list in the OpenAI and Anthropic shape,
+// {"data":[{"id":"…"}, …]}; nil for anything else. Ids with control
+// characters are dropped: they are shown in the terminal.
+func modelIDs(body []byte) []string {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range list.Data {
+		if m.ID != "" && len(m.ID) <= 200 && sanitizeLine(m.ID) == m.ID && !strings.ContainsRune(m.ID, ' ') {
+			out = append(out, m.ID)
+		}
+	}
+	return out
 }
 
 // reason is the cause of a failed request without the request line (which

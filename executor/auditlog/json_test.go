@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// TestEntryJSONIsEncodingJSON holds the hand-written encoder to
+// TestAuditEntryJSONIsEncodingJSON holds the hand-written encoder to
 // encoding/json, byte for byte: names a tool or a rule could carry
 // (quotes, HTML characters, control bytes, invalid UTF-8, U+2028) and the
 // omitted empty fields.
-func TestEntryJSONIsEncodingJSON(t *testing.T) {
+func TestAuditEntryJSONIsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 30, 2, 3, 4, 5006000, time.UTC)
 	for _, e := range []Entry{
@@ -28,7 +28,7 @@ func TestEntryJSONIsEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzEntryJSON(f *testing.F) {
+func FuzzAuditEntryJSON(f *testing.F) {
 	f.Add("bash", "tool.run:bash", "allow tool.run:bash for bash", "s-1", 3, int64(1780000000123456789))
 	f.Add("<&>", "\x00\u2028", "\xff", "", -1, int64(0))
 	f.Fuzz(func(t *testing.T, tool, gate, rule, session string, turn int, nanos int64) {

@@ -44,7 +44,7 @@ const (
 	KindModel       = "model"       // the model call failed (exit 1)
 	KindMaxSteps    = "max_steps"   // the model kept calling tools (exit 1)
 	KindDenied      = "denied"      // the turn ended with a denial (exit 3)
-	KindInterrupted = "interrupted" // Ctrl-C or a signal (exit 130)
+	KindInterrupted = "interrupted" // Ctrl-C (exit 130), SIGHUP (129) or SIGTERM (143)
 	KindInternal    = "internal"    // anything else (exit 1)
 )
 

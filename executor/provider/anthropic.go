@@ -38,7 +38,8 @@ func NewAnthropic(o Options) (Provider, error) {
 		// ANTHROPIC_CUSTOM_HEADERS. hush resolves its own credential.
 		option.WithoutEnvironmentDefaults(),
 		option.WithHTTPClient(s.httpClient),
-		option.WithMaxRetries(s.maxRetries),
+		// hush retries itself (Stream), to say so and never after text streamed.
+		option.WithMaxRetries(0),
 	}
 	if s.baseURL != "" {
 		opts = append(opts, option.WithBaseURL(s.baseURL))
@@ -52,12 +53,17 @@ func NewAnthropic(o Options) (Provider, error) {
 func (p *anthropicProvider) Name() string { return "anthropic" }
 
 func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {
+		return p.streamOnce(ctx, req, onText, a)
+	})
+}
+
+func (p *anthropicProvider) streamOnce(ctx context.Context, req Request, onText func(string), a *attempt) (Response, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return Response{}, err
 	}
-	var capture failureCapture
-	stream := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(capture.middleware))
+	stream := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte)))
 	defer stream.Close()
 
 	var (
@@ -93,8 +99,9 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 				resp.StopReason = string(ev.Delta.StopReason)
 			}
 			// message_delta usage is cumulative for the whole message.
-			if ev.Usage.InputTokens > 0 {
-				resp.Usage.InputTokens = ev.Usage.InputTokens
+			if in := ev.Usage.InputTokens + ev.Usage.CacheReadInputTokens + ev.Usage.CacheCreationInputTokens; in > 0 {
+				resp.Usage.InputTokens = in
+				resp.Usage.CachedTokens = ev.Usage.CacheReadInputTokens
 			}
 			if ev.Usage.OutputTokens > 0 {
 				resp.Usage.OutputTokens = ev.Usage.OutputTokens
@@ -105,7 +112,7 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, p.s.streamError(ctx, &capture, err, anthropicStreamMessage)
+		return Response{}, p.s.streamError(ctx, a, err, anthropicStreamMessage)
 	}
 	if err := ctx.Err(); err != nil {
 		return Response{}, err

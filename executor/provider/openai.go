@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,7 +38,8 @@ func NewOpenAI(o Options) (Provider, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithHTTPClient(s.httpClient),
-		option.WithMaxRetries(s.maxRetries),
+		// hush retries itself (Stream), to say so and never after text streamed.
+		option.WithMaxRetries(0),
 	}
 	if s.apiKey != "" {
 		opts = append(opts, option.WithAPIKey(s.apiKey))
@@ -53,12 +55,17 @@ func NewOpenAI(o Options) (Provider, error) {
 func (p *openAIProvider) Name() string { return "openai" }
 
 func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {
+		return p.streamOnce(ctx, req, onText, a)
+	})
+}
+
+func (p *openAIProvider) streamOnce(ctx context.Context, req Request, onText func(string), a *attempt) (Response, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return Response{}, err
 	}
-	var capture failureCapture
-	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(capture.middleware))
+	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte)))
 	defer stream.Close()
 
 	var (
@@ -69,8 +76,7 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			resp.Usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens,
-				CachedTokens: chunk.Usage.PromptTokensDetails.CachedTokens}
+			resp.Usage = openAIUsage(chunk.Usage)
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 { // hush never asks for n > 1
@@ -104,7 +110,7 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return Response{}, p.s.streamError(ctx, &capture, err, openAIStreamMessage)
+		return Response{}, p.s.streamError(ctx, a, err, openAIStreamMessage)
 	}
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
@@ -117,6 +123,19 @@ func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(st
 	}
 	resp.ToolCalls = tcs
 	return resp, nil
+}
+
+// openAIUsage reads the usage chunk, with usage.cost where a server (an
+// OpenRouter-style proxy) reports what the call cost.
+func openAIUsage(u openai.CompletionUsage) Usage {
+	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedTokens: u.PromptTokensDetails.CachedTokens}
+	if f, ok := u.JSON.ExtraFields["cost"]; ok {
+		var cost float64
+		if json.Unmarshal([]byte(f.Raw()), &cost) == nil && cost > 0 {
+			out.CostUSD = cost
+		}
+	}
+	return out
 }
 
 // openAIStreamMessage recognises an error event inside the SSE stream.
@@ -165,9 +184,10 @@ func (p *openAIProvider) params(req Request) (openai.ChatCompletionNewParams, er
 			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		case RoleTool:
 			text := m.Text
-			if m.IsError {
+			if m.IsError && !strings.HasPrefix(text, "error: ") && !strings.HasPrefix(text, "denied: ") {
 				// Chat Completions has no is_error flag; say it in the text so
-				// the model does not mistake a failure for output.
+				// the model does not mistake a failure for output (a text
+				// that already says so is not said twice).
 				text = "error: " + text
 			}
 			params.Messages = append(params.Messages, openai.ToolMessage(text, m.ToolCallID))

@@ -52,11 +52,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Role says who wrote a [Message].
@@ -110,14 +110,17 @@ type Response struct {
 	Usage      Usage
 }
 
-// Usage counts the tokens of one turn, as reported by the server (zero when
-// it reports nothing).
+// Usage counts the tokens of one model call, as reported by the server
+// (zero when it reports nothing).
 type Usage struct {
 	InputTokens, OutputTokens int64
 	// CachedTokens are input tokens served from the provider's prompt
 	// cache, as it reported them: OpenAI's cached_tokens are part of
 	// InputTokens, Anthropic's cache_read_input_tokens are not.
 	CachedTokens int64
+	// CostUSD is what the call cost, when the server says so (OpenRouter
+	// and some proxies send usage.cost); 0 otherwise.
+	CostUSD float64
 }
 
 // Provider streams one model response.
@@ -147,8 +150,20 @@ type Options struct {
 	// come from hush's in-memory environment snapshot.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a failed request (connection error, 408,
-	// 409, 429, 5xx) is retried; 0 means none. Negative is an error.
+	// 409, 429, 5xx) is retried, with backoff, before any text has
+	// streamed; 0 means none. Negative is an error.
 	MaxRetries int
+	// ConnectTimeout bounds connecting (TCP and TLS); 0 means
+	// DefaultConnectTimeout. It applies when HTTPClient's transport is an
+	// *http.Transport.
+	ConnectTimeout time.Duration
+	// FirstByteTimeout bounds the wait from sending a request to the first
+	// byte of the answer; 0 means DefaultFirstByteTimeout. Once the answer
+	// streams, a slow model is not cut off.
+	FirstByteTimeout time.Duration
+	// Notice, if set, receives one line for the person when hush retries:
+	// "openai: retrying (2/3) after HTTP 503".
+	Notice func(string)
 }
 
 // Errors callers may branch on with errors.Is.
@@ -192,12 +207,22 @@ type settings struct {
 	model      string
 	httpClient *http.Client
 	maxRetries int
+	connect    time.Duration
+	firstByte  time.Duration
+	notice     func(string)
 }
 
 // resolve validates o for the provider named name whose key lives in the
 // vault under keyName.
 func resolve(name, keyName string, o Options) (settings, error) {
-	s := settings{provider: name, apiKey: o.APIKey, model: o.Model, httpClient: o.HTTPClient, maxRetries: o.MaxRetries}
+	s := settings{provider: name, apiKey: o.APIKey, model: o.Model, httpClient: o.HTTPClient, maxRetries: o.MaxRetries,
+		connect: o.ConnectTimeout, firstByte: o.FirstByteTimeout, notice: o.Notice}
+	if s.connect <= 0 {
+		s.connect = DefaultConnectTimeout
+	}
+	if s.firstByte <= 0 {
+		s.firstByte = DefaultFirstByteTimeout
+	}
 	if o.HTTPClient == nil {
 		return s, fmt.Errorf("provider %s: %w: Options.HTTPClient is required (hush builds it from its environment snapshot)", name, ErrNoHTTPClient)
 	}
@@ -207,6 +232,7 @@ func resolve(name, keyName string, o Options) (settings, error) {
 	if o.MaxRetries < 0 {
 		return s, fmt.Errorf("provider %s: max retries is %d, want 0 or more", name, o.MaxRetries)
 	}
+	s.httpClient = withConnectTimeout(o.HTTPClient, s.connect)
 	local := false
 	if o.BaseURL != "" {
 		u, err := url.Parse(o.BaseURL)
@@ -222,16 +248,6 @@ func resolve(name, keyName string, o Options) (settings, error) {
 			ErrNoAPIKey, name, keyName, keyName)
 	}
 	return s, nil
-}
-
-// isLoopback reports whether host names this machine, so that a key-less
-// local model server (llama.cpp, Ollama, a test fake) needs no credential.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // maxErrorBody bounds how much of an error response is kept for the message.
@@ -311,16 +327,20 @@ func (s settings) redact(text string) string {
 // streamError turns whatever ended a stream early into the error Stream
 // returns. streamMessage extracts the server's message from an SDK error
 // that arrived as an SSE error event, if err is one.
-func (s settings) streamError(ctx context.Context, capture *failureCapture, err error, streamMessage func(error) (string, bool)) error {
+func (s settings) streamError(ctx context.Context, a *attempt, err error, streamMessage func(error) (string, bool)) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
+	capture := &a.failureCapture
 	if capture.status != 0 {
 		return &HTTPError{Provider: s.provider, StatusCode: capture.status, Message: s.redact(serverMessage(capture.body))}
 	}
 	if msg, ok := streamMessage(err); ok {
 		// An error event after the 200: overload, or a server-side abort.
 		return fmt.Errorf("%s stream failed: %s", s.provider, s.redact(msg))
+	}
+	if terr, ok := s.transportError(a, err); ok {
+		return terr
 	}
 	if s.apiKey != "" && strings.Contains(err.Error(), s.apiKey) {
 		// Cannot wrap without repeating the key; keep the words only.

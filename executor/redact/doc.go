@@ -8,7 +8,8 @@
 // stream, on one line or wrapped at 12 columns or more), URL-encoded
 // (url.QueryEscape, url.PathEscape, or any choice of %XX in either case),
 // as continuous hex in either case (xxd -p, od -An -tx1 joined), JSON-escaped
-// or shell-quoted (printf %q, '\” and '"'"'), and also when it straddles
+// or shell-quoted (printf %q, and both ways of escaping a quote inside
+// single quotes), and also when it straddles
 // two writes of a stream. Fixed forms are literal patterns; the varying ones
 // are normalisers run only around their trigger bytes (normal.go), so the
 // cost of clean output does not grow with the number of forms.

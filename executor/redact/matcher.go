@@ -103,27 +103,40 @@ func hasBit(bm []uint64, shift uint8, g uint32) bool {
 // begins: buf[hold:] is a proper prefix of some pattern, so the caller must
 // keep it until more input arrives (len(buf) when nothing is undecided). A
 // final call treats buf as the end of input and never holds anything.
-func (m *matcher) find(buf []byte, from int, final bool) (start, end int, id int32, hold int, ok bool) {
+func (m *matcher) find(buf []byte, from int, final bool, rec *recorder) (start, end int, id int32, hold int, ok bool) {
 	n := len(buf)
 	w, stride := m.window, m.stride
 	pos := from + w - 1 // the gram buf[pos-3:pos+1] samples starts pos-w+1 .. pos-3
 	for ; pos < n; pos += stride {
-		if !hasBit(m.grams, m.gramsShift, binary.LittleEndian.Uint32(buf[pos-gram+1:])) {
+		g := binary.LittleEndian.Uint32(buf[pos-gram+1:])
+		if !hasBit(m.grams, m.gramsShift, g) {
+			if rec != nil && hasControl(g) {
+				rec.add(pos, recGram)
+			}
 			continue
 		}
 		for p := pos - w + 1; p <= pos-gram+1; p++ {
 			if !hasBit(m.firsts, m.firstShift, binary.LittleEndian.Uint32(buf[p:])) {
 				continue
 			}
-			l, id, live := m.tree.longest(buf[p:])
+			l, id, live, depth := m.tree.walk(buf[p:])
 			if live && !final {
+				rec.stop(pos)
 				return 0, 0, -1, p, false
 			}
 			if l > 0 {
+				rec.stop(pos)
 				return p, p + l, id, 0, true
 			}
+			if rec != nil && p+depth < n && (buf[p+depth] == '\n' || buf[p+depth] == '\r') {
+				rec.add(p+depth, recExact) // a pattern's prefix ran into a line break
+			}
+		}
+		if rec != nil {
+			rec.add(pos, recProbe)
 		}
 	}
+	rec.stop(pos)
 	if final {
 		return 0, 0, -1, n, false
 	}
@@ -213,35 +226,98 @@ func groupByByte(patterns [][]byte, sorted []int32, depth int) [][]int32 {
 // of text (l == 0 if none), and live: text ended while still on the path of
 // a longer pattern, so more input could yield a longer match.
 func (t *radix) longest(text []byte) (l int, id int32, live bool) {
+	l, id, live, _ = t.walk(text)
+	return l, id, live
+}
+
+// walk is longest that also says how far text followed the tree: text
+// [:depth] is a prefix of some pattern and text[depth] leaves every one.
+func (t *radix) walk(text []byte) (l int, id int32, live bool, depth int) {
 	id = -1
 	if len(text) == 0 {
-		return 0, -1, false
+		return 0, -1, false, 0
 	}
 	ni := t.root[text[0]]
-	depth := 0
 	for ni >= 0 {
 		nd := &t.nodes[ni]
 		rest := text[depth:]
 		if len(rest) < len(nd.label) {
-			return l, id, bytes.Equal(rest, nd.label[:len(rest)])
+			return l, id, bytes.Equal(rest, nd.label[:len(rest)]), depth + commonPrefix(rest, nd.label)
 		}
 		if !bytes.Equal(rest[:len(nd.label)], nd.label) {
-			return l, id, false
+			return l, id, false, depth + commonPrefix(rest, nd.label)
 		}
 		depth += len(nd.label)
 		if nd.id >= 0 {
 			l, id = depth, nd.id
 		}
 		if depth == len(text) {
-			return l, id, len(nd.kids) > 0
+			return l, id, len(nd.kids) > 0, depth
 		}
 		k := bytes.IndexByte(nd.keys, text[depth])
 		if k < 0 {
-			return l, id, false
+			return l, id, false, depth
 		}
 		ni = nd.kids[k]
 	}
-	return l, id, false
+	return l, id, false, depth
+}
+
+func commonPrefix(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// hasControl reports whether a gram holds a byte below 0x0e (a line break,
+// a tab): the has-zero-byte test on g − 0x0e in each byte.
+func hasControl(g uint32) bool {
+	return (g-0x0e0e0e0e)&^g&0x80808080 != 0
+}
+
+// A recorder collects, while the matcher samples raw output, the places a
+// line break may sit inside an encoded pattern (recorded for the wrap
+// normaliser, which then tests each one): a sampled gram holding a control
+// byte, a gram hit that decided nothing (a break may be within a window of
+// it), and a pattern prefix that ran into a break. Every occurrence of a
+// pattern broken by line breaks has, within its first window bytes, a
+// sampled gram that either holds a break or is a gram of the pattern's
+// first window, so one of these finds it; clean output costs one test per
+// sampled gram.
+type recorder struct {
+	pts  []int // pos<<2 | kind
+	last int   // the end of the last gram sampled
+}
+
+const (
+	recGram  = iota // the gram ending at pos holds a control byte
+	recProbe        // a gram hit at pos: look within a window around it
+	recExact        // a break may begin at pos
+)
+
+func (r *recorder) add(pos, kind int) { r.pts = append(r.pts, pos<<2|kind) }
+
+func (r *recorder) stop(pos int) {
+	if r != nil {
+		r.last = pos
+	}
+}
+
+// sample records, without deciding any match, the grams ending at pos,
+// pos+stride, … below end: the find that stopped at a match sampled no
+// further, but a broken pattern starting before that match may need it.
+func (m *matcher) sample(buf []byte, pos, end int, rec *recorder) {
+	for ; pos < min(end, len(buf)); pos += m.stride {
+		g := binary.LittleEndian.Uint32(buf[pos-gram+1:])
+		switch {
+		case hasBit(m.grams, m.gramsShift, g):
+			rec.add(pos, recProbe)
+		case hasControl(g):
+			rec.add(pos, recGram)
+		}
+	}
 }
 
 // isPrefix reports whether text is a proper prefix of some pattern.

@@ -109,33 +109,13 @@ type trigger struct {
 }
 
 // findTriggers lists, in order, the positions in buf[from:] where a
-// family would transform a token. Clean output has none but the line
-// breaks it must look at, so this is a few IndexByte passes.
+// family other than famWrap would transform a token: a few IndexByte
+// passes, for bytes clean output rarely holds. Line breaks are common, so
+// famWrap's triggers come from the matcher's sampling instead (recorder).
 func findTriggers(buf []byte, from int, out []trigger) []trigger {
 	out = out[:0]
 	n := len(buf)
 	add := func(pos int, bits uint8) { out = append(out, trigger{pos, bits}) }
-	// Line breaks are the common byte, one IndexByte call per line; a
-	// word-at-a-time scan measured slower.
-	for i := from; i < n; {
-		k := bytes.IndexByte(buf[i:], '\n')
-		if k < 0 {
-			break
-		}
-		q := i + k
-		i = q + 1
-		if q == 0 || q+1 >= n || !b64[buf[q+1]] {
-			continue
-		}
-		switch {
-		case b64[buf[q-1]]:
-			if lineBefore(buf, q) {
-				add(q, bitWrap)
-			}
-		case buf[q-1] == '\r' && q-1 > from && lineBefore(buf, q-1):
-			add(q-1, bitWrap)
-		}
-	}
 	for i := from; i < n; {
 		k := bytes.IndexByte(buf[i:], '%')
 		if k < 0 {
@@ -186,6 +166,13 @@ type scratch struct {
 	trigLen  int
 	trigBase int64
 	trigFrom int
+
+	// rec collects the matcher's hints about line breaks in the buffer;
+	// wrap is the breaks found from them so far (recDone hints read).
+	rec     recorder
+	wrap    []int
+	recDone int
+	merged  []trigger
 }
 
 // triggers returns the triggers of buf at or after from, computing them
@@ -200,11 +187,100 @@ func (s *scratch) triggers(buf []byte, base int64, from int) []trigger {
 		s.trigKey, s.trigLen, s.trigBase, s.trigFrom = &buf[0], len(buf), base, from
 	}
 	i, _ := slices.BinarySearchFunc(s.trig, from, func(t trigger, p int) int { return t.pos - p })
-	return s.trig[i:]
+	if len(s.wrap) == 0 {
+		return s.trig[i:]
+	}
+	// Merge in the line breaks, in order.
+	s.merged = s.merged[:0]
+	j, _ := slices.BinarySearch(s.wrap, from)
+	rest, breaks := s.trig[i:], s.wrap[j:]
+	for len(rest) > 0 || len(breaks) > 0 {
+		switch {
+		case len(breaks) == 0 || len(rest) > 0 && rest[0].pos < breaks[0]:
+			s.merged = append(s.merged, rest[0])
+			rest = rest[1:]
+		case len(rest) > 0 && rest[0].pos == breaks[0]:
+			s.merged = append(s.merged, trigger{rest[0].pos, rest[0].bits | bitWrap})
+			rest, breaks = rest[1:], breaks[1:]
+		default:
+			s.merged = append(s.merged, trigger{breaks[0], bitWrap})
+			breaks = breaks[1:]
+		}
+	}
+	return s.merged
+}
+
+// breakAt returns where a line break that covers buf[j] begins, or -1.
+func breakAt(buf []byte, j int) int {
+	switch buf[j] {
+	case '\n':
+		if j > 0 && buf[j-1] == '\r' && breakLen(buf, j-1) > 0 {
+			return j - 1
+		}
+		if breakLen(buf, j) > 0 {
+			return j
+		}
+	case '\r':
+		if breakLen(buf, j) > 0 {
+			return j
+		}
+	}
+	return -1
+}
+
+// readHints turns the recorder's new hints into line-break positions, and
+// looks at the last window of buf, where the matcher takes no sample.
+func (r *Redactor) readHints(s *scratch, buf []byte, from int) {
+	n, w := len(buf), r.m.window
+	addBreaks := func(lo, hi int) {
+		lo, hi = max(lo, 0), min(hi, n)
+		for i := lo; i < hi; {
+			k := bytes.IndexByte(buf[i:hi], '\n')
+			if k < 0 {
+				if hi < n && buf[hi-1] == '\r' {
+					if b := breakAt(buf, hi-1); b >= 0 {
+						s.wrap = append(s.wrap, b)
+					}
+				}
+				return
+			}
+			if b := breakAt(buf, i+k); b >= 0 {
+				s.wrap = append(s.wrap, b)
+			}
+			i += k + 1
+		}
+	}
+	before := len(s.wrap)
+	for _, pt := range s.rec.pts[s.recDone:] {
+		pos, kind := pt>>2, pt&3
+		switch kind {
+		case recGram:
+			for j := max(pos-gram+1, 0); j <= pos+1 && j < n; j++ {
+				if c := buf[j]; c == '\n' || c == '\r' {
+					if b := breakAt(buf, j); b >= 0 {
+						s.wrap = append(s.wrap, b)
+					}
+				}
+			}
+		case recProbe:
+			addBreaks(pos-w-2, pos+w+3)
+		case recExact:
+			addBreaks(pos, pos+2)
+		}
+	}
+	s.recDone = len(s.rec.pts)
+	addBreaks(max(from, n-w-8), n)
+	if len(s.wrap) > before {
+		slices.Sort(s.wrap)
+		s.wrap = slices.Compact(s.wrap)
+	}
 }
 
 // forget drops the cached triggers: the buffer's bytes changed.
-func (s *scratch) forget() { s.trigKey = nil }
+func (s *scratch) forget() {
+	s.trigKey = nil
+	s.rec.pts, s.wrap, s.recDone = s.rec.pts[:0], s.wrap[:0], 0
+}
 
 // reset makes room for up to n normalised bytes (a token is never shorter
 // than what it stands for, except \uXXXX: 6 bytes for up to 3).
@@ -492,7 +568,7 @@ func (r *Redactor) findForms(s *scratch, buf []byte, base int64, from, limit int
 			for i0 < len(s.norm) && lo+int(s.start[i0]) < tLo {
 				i0++
 			}
-			ms, me, mid, mh, ok := r.m.find(s.norm, i0, regionFinal)
+			ms, me, mid, mh, ok := r.m.find(s.norm, i0, regionFinal, nil)
 			switch {
 			case ok:
 				rs := lo + int(s.start[ms])
@@ -532,7 +608,7 @@ func floorDiv(a, b int64) int64 {
 func tailMayBegin(f family, t []byte) bool {
 	switch f {
 	case famWrap:
-		return bytes.IndexAny(t, "\r\n") >= 0
+		return bytes.ContainsAny(t, "\r\n")
 	case famPct:
 		return bytes.IndexByte(t, '%') >= 0
 	case famJSON, famShell:
@@ -545,14 +621,19 @@ func tailMayBegin(f family, t []byte) bool {
 // leftmost-longest match at or after from, literal or normalised, or
 // where undecided input begins.
 func (r *Redactor) find(s *scratch, buf []byte, base int64, from int, final bool) (start, end int, id int32, hold int, ok bool) {
-	ls, le, lid, lhold, lok := r.m.find(buf, from, final)
 	if !r.forms {
-		return ls, le, lid, lhold, lok
+		return r.m.find(buf, from, final, nil)
 	}
+	s.rec.last = len(buf)
+	ls, le, lid, lhold, lok := r.m.find(buf, from, final, &s.rec)
 	limit := lhold
 	if lok {
 		limit = ls
 	}
+	// A broken pattern that starts at or before limit shows in the
+	// samples of its first window: take those the find did not.
+	r.m.sample(buf, s.rec.last+r.m.stride, limit+r.m.window+r.m.stride, &s.rec)
+	r.readHints(s, buf, from)
 	fs, fe, fid, fhold := r.findForms(s, buf, base, from, limit, final)
 	hold = len(buf)
 	if !lok && !final {

@@ -53,6 +53,9 @@ type Options struct {
 	// is written, by the same snapshot as the turn that started it: the log
 	// is on disk, and no log holds a secret value. nil means no secrets.
 	Secrets *executor.SecretCache
+	// Sandbox is the sandbox every process runs in (nil: none). A kept
+	// process keeps its sandbox; only its lifetime differs.
+	Sandbox *tools.Sandbox
 }
 
 // Manager owns one hush session's background processes. It is safe for
@@ -217,6 +220,7 @@ func (m *Manager) Start(spec Spec) (Info, error) {
 	cmd, err := tools.Command(context.Background(), tools.Spec{
 		Path: "bash", Args: []string{"-c", spec.Script}, Dir: spec.Dir, Env: spec.Env,
 		Stdout: out, Stderr: out, Secrets: spec.Secrets, Outlive: spec.Keep, KillGrace: m.opts.KillGrace,
+		Sandbox: m.opts.Sandbox,
 	})
 	if err == nil {
 		err = cmd.Start()

@@ -43,6 +43,9 @@ type fixture struct {
 	granted  string
 	mu       sync.Mutex
 	asked    []string
+	// gate decides what tc.Confirm asks (tool.keep:background); nil
+	// allows.
+	gate executor.Gate
 }
 
 func newFixture(t *testing.T, opts background.Options) *fixture {
@@ -99,6 +102,15 @@ func (f *fixture) call(args any) (string, executor.Result, error) {
 	w := redact.New(secrets).Writer(&buf)
 	tc := &executor.ToolContext{Subject: background.Name, Dir: f.dir, Ambient: f.ambient, Vault: f,
 		Secrets: tools.NewSecretSet(f.secrets), Output: w}
+	tc.Confirm = func(gateID, detail string) (executor.Verdict, error) {
+		f.mu.Lock()
+		f.asked = append(f.asked, gateID)
+		f.mu.Unlock()
+		if f.gate == nil {
+			return executor.Verdict{Decision: executor.Allow}, nil
+		}
+		return f.gate.Decide(context.Background(), executor.Request{GateID: gateID, Subject: background.Name, Detail: detail})
+	}
 	res, err := background.Tool{M: f.m}.Run(context.Background(), tc, raw)
 	_ = w.Close()
 	return buf.String(), res, err
@@ -492,5 +504,36 @@ func TestCloseStopsAllButKept(t *testing.T) {
 	// The kept process survives Close and still writes to its log.
 	if c, err := f.m.Output("bg3", background.Query{Tail: 1}); err != nil || string(c.Data) != "up\n" {
 		t.Errorf("kept output %q %v", c.Data, err)
+	}
+}
+
+// TestKeepNeedsItsOwnGate: a process that outlives hush is a decision of
+// its own, tool.keep:background, which --yes (AutoApproveTools) does not
+// make; denied, nothing starts.
+func TestKeepNeedsItsOwnGate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, background.Options{})
+	f.gate = &executor.RuleGate{AutoApproveTools: true}
+	marker := canary("keep")
+	_, res, err := f.call(map[string]any{"action": "start", "command": "exec -a " + marker + " sleep 300", "keep": true})
+	if err != nil || !res.IsError || !strings.HasPrefix(res.Status, "denied: keep: ") {
+		t.Fatalf("keep under --yes: %v %+v, want a denial", err, res)
+	}
+	if l := f.m.List(); len(l) != 0 {
+		t.Errorf("a denied keep started a process: %+v", l)
+	}
+	f.mu.Lock()
+	asked := strings.Join(f.asked, ",")
+	f.mu.Unlock()
+	if asked != executor.GateToolKeep+background.Name {
+		t.Errorf("asked %q, want tool.keep:background", asked)
+	}
+	// Positive control: a rule allowing it lets it start.
+	f.gate = &executor.RuleGate{Rules: []executor.Rule{{Gate: "tool.keep:background", Subject: "background", Decision: executor.Allow}}}
+	if _, res, err := f.call(map[string]any{"action": "start", "command": "exec -a " + marker + " sleep 300", "keep": true}); err != nil || res.IsError {
+		t.Fatalf("keep allowed by a rule: %v %+v", err, res)
+	}
+	for _, i := range f.m.List() {
+		_ = tools.KillGroup(i.PID, 9)
 	}
 }

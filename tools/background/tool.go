@@ -143,6 +143,17 @@ func contains(list []string, s string) bool {
 }
 
 func (t Tool) start(tc *executor.ToolContext, p Params) (executor.Result, error) {
+	if p.Keep {
+		// A kept process outlives hush and its sandbox's lifetime: the
+		// user decides, not --yes, which approves only tool.run.
+		v, err := tc.Ask(executor.GateToolKeep+Name, "keep running after hush exits: "+p.Command)
+		if err != nil {
+			return executor.Result{}, err
+		}
+		if v.Decision != executor.Allow {
+			return executor.Result{Status: "denied: keep: " + v.Message, IsError: true}, nil
+		}
+	}
 	// As in bash: a nil Secrets keeps the configured scope; [] grants none.
 	env, err := tc.BuildEnv(p.Secrets, p.Env)
 	if err != nil {

@@ -34,6 +34,8 @@ type Tool struct {
 	// argument, visible to any process in /proc/*/cmdline. It exists only so
 	// `hush audit`'s tests can prove the argv checks see it ([unsafe]).
 	UnsafeSecretsInArgv bool
+	// Sandbox is the sandbox every script runs in (nil: none).
+	Sandbox *tools.Sandbox
 }
 
 // Params are the tool's arguments; the tags are its JSON schema.
@@ -88,6 +90,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	spec := tools.Spec{
 		Path: "bash", Args: []string{"-c", p.Script}, Dir: tc.Dir, Env: env,
 		Stdout: tc.Output, Stderr: tc.Output, Secrets: tc.Secrets, KillGrace: 2 * time.Second,
+		Sandbox: t.Sandbox,
 	}
 	if t.UnsafeSecretsInArgv {
 		spec.Args = append(spec.Args, "bash")

@@ -79,6 +79,12 @@ type Tool struct {
 	// means DefaultTimeout. A call may ask for another, up to MaxTimeout.
 	Timeout    time.Duration
 	MaxTimeout time.Duration
+	// Session is the hush session the calls belong to, for the
+	// hush.session label.
+	Session string
+	// RemoveTimeout bounds the retried removal of a call's container;
+	// zero means 30 s.
+	RemoveTimeout time.Duration
 	// UnsafeNoMountMask mounts the project without hiding anything. It
 	// exists only so `hush audit`'s tests can prove the masks are
 	// load-bearing ([unsafe] no_mount_mask in config.toml).
@@ -218,12 +224,24 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := t.run(runCtx, cli, tc, p.Script, env, root, masks, empty)
+	var removeErr error
+	res, err := t.run(runCtx, cli, tc, p.Script, env, root, masks, empty, &removeErr)
+	// Only a removal that happened is reported as one: the engine may be
+	// gone (a cut socket, a restart) and the container still running.
+	stopped := "the container was stopped and removed"
+	if removeErr != nil {
+		stopped = "the container could not be removed (" + removeErr.Error() + "); hush removes it on its next start, or run `docker ps -a --filter label=" + LabelTool + "=" + Name + "`"
+	}
 	switch {
 	case runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
-		return executor.Result{Status: fmt.Sprintf("timed out after %s; the container was stopped and removed", timeout), IsError: true}, nil
+		return executor.Result{Status: fmt.Sprintf("timed out after %s; %s", timeout, stopped), IsError: true}, nil
 	case ctx.Err() != nil:
-		return executor.Result{Status: "cancelled; the container was stopped and removed", IsError: true}, nil
+		return executor.Result{Status: "cancelled; " + stopped, IsError: true}, nil
+	case removeErr != nil && err == nil:
+		res.Status = strings.TrimSpace(res.Status + "; " + stopped)
+		res.IsError = true
+	case removeErr != nil:
+		err = fmt.Errorf("%w; %s", err, stopped)
 	}
 	return res, err
 }
@@ -231,7 +249,10 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 // run creates, attaches to, starts and waits for the container, and always
 // removes it — with a context that outlives ctx, so a timeout or Ctrl-C
 // still reaches the engine.
-func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string) (executor.Result, error) {
+//
+// *removeErr is set to why the container may still exist, once the removal
+// (retried, bounded) has given up; nil means it is gone or never existed.
+func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string, removeErr *error) (executor.Result, error) {
 	mounts := []mountSpec{{Type: "bind", Source: root, Target: Workdir, ReadOnly: true}}
 	for _, m := range masks {
 		target := Workdir + "/" + m.Rel
@@ -256,7 +277,7 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		AttachStderr: true,
 		OpenStdin:    true,
 		StdinOnce:    true,
-		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid())},
+		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid()), LabelOwner: owner(), LabelSession: t.Session},
 		HostConfig: hostConfig{
 			NetworkMode: t.network(),
 			Mounts:      mounts,
@@ -270,7 +291,7 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 	if err != nil {
 		return executor.Result{}, t.createError(tc, root, err)
 	}
-	defer removeContainer(context.WithoutCancel(ctx), cli, id)
+	defer func() { *removeErr = removeContainer(context.WithoutCancel(ctx), cli, id, t.RemoveTimeout) }()
 
 	att, err := cli.ContainerAttach(ctx, id)
 	if err != nil {
@@ -325,25 +346,6 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 			return executor.Result{}, fmt.Errorf("docker engine: wait for the container: %s", w.Error.Message)
 		}
 		return executor.Exited(int(w.StatusCode)), nil
-	}
-}
-
-// removeContainer force-removes the container (killing it if it runs) and
-// waits until the engine no longer knows it. Errors are dropped: the
-// container is already gone, or the engine is, and the call's own result
-// matters more.
-func removeContainer(ctx context.Context, cli *Engine, id string) {
-	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
-	defer cancel()
-	err := cli.ContainerRemove(ctx, id)
-	if err == nil || isNotFound(err) {
-		return
-	}
-	// AutoRemove may be removing it already ("removal in progress").
-	waitC, errC := cli.ContainerWait(ctx, id, "removed")
-	select {
-	case <-waitC:
-	case <-errC:
 	}
 }
 

@@ -117,6 +117,11 @@ func (c change) apply(name string) error {
 	case !bytes.Equal(cur, c.old):
 		return fmt.Errorf("%s %w; nothing was written: read it again and redo the change", name, ErrChanged)
 	}
+	// The directories on the way must still be the ones the diff was made
+	// for: one swapped for a symlink since would carry the write elsewhere.
+	if real, _, err := realPath(c.path); err != nil || real != c.path {
+		return fmt.Errorf("refused: %s no longer leads to %s (a directory on its way changed after the diff was shown); nothing was written", name, c.path)
+	}
 	dir := filepath.Dir(c.path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", display(dir, dir), unwrapPathError(err))

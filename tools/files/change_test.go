@@ -195,3 +195,42 @@ func TestWriteErrors(t *testing.T) {
 		t.Error("the outside file was written")
 	}
 }
+
+// A directory swapped for a symlink between the diff and the write does not
+// carry the write elsewhere; a symlink swapped in for a file named to read
+// is not followed.
+func TestSwappedAfterCheck(t *testing.T) {
+	f := newFixture(t)
+	f.write("sub/x.txt", "old\n")
+	raw, _ := json.Marshal(WriteParams{Path: "sub/x.txt", Content: "new\n"})
+	tc := &executor.ToolContext{Dir: f.dir, Output: &strings.Builder{}}
+	pv, err := Write{Check: f.check}.Preview(context.Background(), tc, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile sub/ becomes a link to a directory holding the same file.
+	elsewhere := filepath.Join(f.outside, "sub")
+	f.write(filepath.Join(elsewhere, "x.txt"), "old\n")
+	if err := os.RemoveAll(filepath.Join(f.dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(f.dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	tc.Preview = &pv
+	_, err = Write{Check: f.check}.Run(context.Background(), tc, raw)
+	want := "refused: sub/x.txt no longer leads to " + filepath.Join(f.dir, "sub/x.txt") + " (a directory on its way changed after the diff was shown); nothing was written"
+	if errString(err) != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
+	}
+	if data, _ := os.ReadFile(filepath.Join(elsewhere, "x.txt")); string(data) != "old\n" {
+		t.Errorf("the write went through the swapped directory: %q", data)
+	}
+	// openChecked does not follow a link in the last component.
+	if err := os.Symlink(filepath.Join(f.vault, "vault.env"), filepath.Join(f.dir, "swapped")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openChecked(filepath.Join(f.dir, "swapped"), "swapped"); err == nil || !strings.Contains(err.Error(), "open swapped: too many levels of symbolic links") {
+		t.Errorf("openChecked followed a symlink: %v", err)
+	}
+}

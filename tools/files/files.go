@@ -33,9 +33,21 @@ type Check func(path string) (reason string, masked bool)
 // that tells the model where secrets come from instead.
 const MaskedDotEnv = "masked: secrets reach tools through the vault; see `hush vault import`"
 
-// Tools returns the five file tools sharing check.
-func Tools(check Check) []executor.Tool {
-	return []executor.Tool{Read{Check: check}, Write{Check: check}, Edit{Check: check}, Glob{Check: check}, Grep{Check: check}}
+// Tools returns the five file tools sharing check. walkCheck, if set, is
+// the same list's check for paths that hold no symlink
+// (tools.MaskSet.MaskedResolved), which glob and grep ask about every
+// file they walk past.
+func Tools(check, walkCheck Check) []executor.Tool {
+	return []executor.Tool{Read{Check: check}, Write{Check: check}, Edit{Check: check},
+		Glob{Check: check, WalkCheck: walkCheck}, Grep{Check: check, WalkCheck: walkCheck}}
+}
+
+// walkCheckOf is the check a walk uses.
+func walkCheckOf(check, walkCheck Check) Check {
+	if walkCheck != nil {
+		return walkCheck
+	}
+	return check
 }
 
 // target is a path a call names, resolved.

@@ -21,7 +21,11 @@ const GlobName = "glob"
 const MaxGlobResults = 1000
 
 // Glob is the glob tool: paths by pattern, newest first.
-type Glob struct{ Check Check }
+type Glob struct {
+	Check Check
+	// WalkCheck, if set, checks the files the walk finds (see Tools).
+	WalkCheck Check
+}
 
 // GlobParams are glob's arguments; the tags are its JSON schema.
 type GlobParams struct {
@@ -104,14 +108,12 @@ func (g Glob) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		mu   sync.Mutex
 		hits []hit
 	)
-	w := &walker{check: g.Check, visit: func(e entry) {
-		if ok, _ := doublestar.Match(p.Pattern, e.rel); !ok {
+	var w *walker
+	w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
+		if ok, _ := doublestar.Match(p.Pattern, e.rel); !ok || !w.allowed(e.path) {
 			return
 		}
-		var mod time.Time
-		if fi, err := e.d.Info(); err == nil {
-			mod = fi.ModTime()
-		}
+		mod := e.modTime()
 		mu.Lock()
 		hits = append(hits, hit{e.rel, mod})
 		mu.Unlock()

@@ -35,7 +35,11 @@ const (
 )
 
 // Grep is the grep tool: a regular expression over the project's files.
-type Grep struct{ Check Check }
+type Grep struct {
+	Check Check
+	// WalkCheck, if set, checks the files the walk finds (see Tools).
+	WalkCheck Check
+}
 
 // GrepParams are grep's arguments; the tags are its JSON schema.
 type GrepParams struct {
@@ -144,7 +148,8 @@ func (g Grep) Preview(_ context.Context, tc *executor.ToolContext, raw json.RawM
 type fileHits struct {
 	rel   string
 	lines []grepLine
-	n     int // matching lines
+	n     int  // matching lines
+	more  bool // stopped at the cap with the file not searched to its end
 }
 
 // grepLine is one line shown: a match, a context line, or a "--" between
@@ -183,7 +188,7 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		if err != nil || fh.n == 0 {
 			return
 		}
-		if total.Add(int64(fh.n)) > int64(c.max) {
+		if total.Add(int64(fh.n)) > int64(c.max) || fh.more {
 			cut.Store(true)
 		}
 		mu.Lock()
@@ -199,15 +204,20 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 			results = append(results, fh)
 			total.Store(int64(fh.n))
 		}
+		if fh.more {
+			cut.Store(true)
+		}
 		prefix = strings.TrimSuffix(prefix, "/")
 	} else {
-		w = &walker{check: g.Check, visit: func(e entry) {
+		w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
 			if c.p.Glob != "" {
 				if ok, _ := doublestar.Match(c.p.Glob, e.rel); !ok {
 					return
 				}
 			}
-			search(e.path, e.rel)
+			if w.allowed(e.path) {
+				search(e.path, e.rel)
+			}
 		}}
 		w.walk(ctx, c.t.Real)
 	}
@@ -281,9 +291,18 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 // skipped, as ripgrep does.
 func (c *grepCall) file(path, rel string) (fileHits, error) {
 	fh := fileHits{rel: rel}
-	f, err := os.Open(path)
+	var f *os.File
+	var err error
+	if rel == "" { // the file the call named
+		f, err = openChecked(path, path)
+	} else {
+		f, err = openWalked(path)
+		if err != nil {
+			err = fmt.Errorf("open %s: %w", rel, unwrapPathError(err))
+		}
+	}
 	if err != nil {
-		return fh, fmt.Errorf("open %s: %w", rel, unwrapPathError(err))
+		return fh, err
 	}
 	defer f.Close()
 	if c.p.Context > 0 {
@@ -342,6 +361,7 @@ func (c *grepCall) file(path, rel string) (fileHits, error) {
 			fh.lines = append(fh.lines, grepLine{no: cur, text: cutLine(line)})
 			fh.n++
 			if fh.n >= c.max {
+				fh.more = true
 				return fh, nil
 			}
 		}
@@ -380,6 +400,7 @@ func (c *grepCall) fileContext(f *os.File, fh fileHits) (fileHits, error) {
 		switch {
 		case c.re.Match(text):
 			if fh.n >= c.max {
+				fh.more = true
 				return fh, nil
 			}
 			if lastShown > 0 && len(before) > 0 && before[0].no > lastShown+1 || lastShown > 0 && len(before) == 0 && no > lastShown+1 {

@@ -105,9 +105,9 @@ func (r Read) Run(_ context.Context, tc *executor.ToolContext, raw json.RawMessa
 	if tc.Preview != nil && tc.Preview.Path != t.Real {
 		return executor.Result{}, fmt.Errorf("%s now leads to %s, not the %s that was approved; ask again", t.Shown, t.Real, tc.Preview.Path)
 	}
-	f, err := os.Open(t.Real)
+	f, err := openChecked(t.Real, display(tc.Dir, t.Shown))
 	if err != nil {
-		return executor.Result{}, fmt.Errorf("open %s: %w", display(tc.Dir, t.Shown), unwrapPathError(err))
+		return executor.Result{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()

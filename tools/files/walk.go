@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"golang.org/x/sys/unix"
 )
 
 // The walk honours .gitignore with go-git's matcher
@@ -27,12 +29,26 @@ type entry struct {
 	path string // absolute
 	rel  string // relative to the walk's root, with forward slashes
 	d    fs.DirEntry
+	// dirfd is the open directory holding it, valid only during visit.
+	dirfd int
+}
+
+// modTime is the entry's modification time, from its directory's open
+// descriptor (one fstatat that does not walk the path again: glob sorts
+// every match by it).
+func (e entry) modTime() time.Time {
+	var st unix.Stat_t
+	if err := unix.Fstatat(e.dirfd, e.d.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return time.Time{}
+	}
+	return time.Unix(st.Mtim.Unix())
 }
 
 // walker lists the regular files under a root in parallel, skipping what
 // .gitignore excludes, .git itself, symlinks (as ripgrep does: a link is
 // not followed, so a link to the vault is never read through a walk) and
-// every path the mask check refuses.
+// every directory the mask check refuses. visit must call allowed before
+// it shows or reads a file.
 type walker struct {
 	check Check
 	// visit is called from several goroutines at once.
@@ -95,10 +111,16 @@ func (w *walker) walk(ctx context.Context, root string) {
 
 // dir reads one directory, visits its files and returns its subdirectories.
 func (w *walker) dir(t dirTask) []dirTask {
-	ents, err := os.ReadDir(t.abs)
+	d, err := os.Open(t.abs)
 	if err != nil {
 		return nil // unreadable: skipped, as git and ripgrep do
 	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil
+	}
+	dirfd := int(d.Fd())
 	ps := t.ps
 	for _, e := range ents {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {
@@ -126,8 +148,9 @@ func (w *walker) dir(t dirTask) []dirTask {
 			continue
 		}
 		abs := t.abs + string(filepath.Separator) + name
-		if _, masked := w.check(abs); masked {
-			w.masked.Add(1)
+		// A directory is checked before it is read; a file by visit, once
+		// it is one the call would show (glob's pattern, grep's filter).
+		if isDir && !w.allowed(abs) {
 			continue
 		}
 		rel := name
@@ -138,9 +161,18 @@ func (w *walker) dir(t dirTask) []dirTask {
 			subs = append(subs, dirTask{abs: abs, rel: rel, comps: comps, ps: ps})
 			continue
 		}
-		w.visit(entry{path: abs, rel: rel, d: e})
+		w.visit(entry{path: abs, rel: rel, d: e, dirfd: dirfd})
 	}
 	return subs
+}
+
+// allowed asks the mask check about path and counts a refusal.
+func (w *walker) allowed(path string) bool {
+	if _, masked := w.check(path); masked {
+		w.masked.Add(1)
+		return false
+	}
+	return true
 }
 
 // repoPatterns finds the repository root above root (the nearest ancestor

@@ -111,3 +111,52 @@ func timeEach(b *testing.B, f func()) {
 	slices.Sort(samples)
 	b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "med-ns/op")
 }
+
+// BenchmarkMCPStart starts the Go test server through a Manager (spawn,
+// handshake, tool listing) and closes it, in each iteration once without
+// the host sandbox and once in it, interleaved; it reports both medians and
+// the median of per-iteration ratios (scripts/bench's MCP start row).
+func BenchmarkMCPStart(b *testing.B) {
+	if !tools.SandboxStatus().Namespaces {
+		b.Skip(tools.SandboxStatus().Reason)
+	}
+	dir := b.TempDir()
+	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: dir, DataDir: filepath.Join(dir, "data"), ConfigDir: filepath.Join(dir, "config"), Project: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ambient := map[string]string{"PATH": os.Getenv("PATH"), "HOME": dir, "LANG": "C.UTF-8"}
+	start := func(sb *tools.Sandbox) time.Duration {
+		t0 := time.Now()
+		m, err := mcp.NewManager(mcp.Options{Servers: []mcp.Server{{Name: "bench", Command: faultServer}}, Dir: dir, Ambient: ambient,
+			Secrets: executor.NewSecretCache(func() (map[string]string, error) { return map[string]string{}, nil }, nil),
+			Grant:   func(context.Context, string, int) tools.Grant { return nil }, Sandbox: sb})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Start(b.Context())
+		d := time.Since(t0)
+		if len(m.Tools()) == 0 {
+			b.Fatalf("the server did not start: %+v", m.Status())
+		}
+		m.Close()
+		return d
+	}
+	var bare, boxed []time.Duration
+	var ratios []float64
+	for b.Loop() {
+		x := start(nil)
+		y := start(&tools.Sandbox{Masks: masks})
+		bare, boxed = append(bare, x), append(boxed, y)
+		ratios = append(ratios, float64(y)/float64(x))
+	}
+	med := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Nanoseconds())
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(med(bare), "bare-ns/op")
+	b.ReportMetric(med(boxed), "sandbox-ns/op")
+	b.ReportMetric(ratios[len(ratios)/2], "ratio")
+}

@@ -43,11 +43,12 @@ type conn struct {
 	waitErr error         // Wait's result, set before exited closes
 	ps      *os.ProcessState
 
-	closing atomic.Bool
-	dead    chan struct{} // closed once the session ended, for any reason
-	reason  string        // why it ended unexpectedly; set before dead closes (stderr aside)
-	onDead  func(*conn)
-	once    sync.Once
+	closing   atomic.Bool
+	stdoutEOF atomic.Bool   // the server closed its stdout
+	dead      chan struct{} // closed once the session ended, for any reason
+	reason    string        // why it ended unexpectedly; set before dead closes (stderr aside)
+	onDead    func(*conn)
+	once      sync.Once
 }
 
 // spawn starts the server with env and completes the MCP handshake and the
@@ -55,7 +56,7 @@ type conn struct {
 //
 // onDead is called once if the session later ends without hush closing it,
 // before the conn's dead channel closes.
-func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *tools.Sandbox, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
 	// The server's stdin and stdout are plain pipes hush holds, not
 	// exec's StdinPipe/StdoutPipe: those are closed by Wait, which would
 	// race the protocol reader for a server's last words.
@@ -74,7 +75,7 @@ func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env to
 	cmd, err := tools.Command(procCtx, tools.Spec{
 		Path: s.Command, Args: s.Args, Dir: dir, Env: env,
 		Stdin: inR, Stdout: outW, Stderr: stderr,
-		Secrets: secrets, KillGrace: termGrace,
+		Secrets: secrets, Sandbox: sandbox, KillGrace: termGrace,
 	})
 	if err == nil {
 		err = cmd.Start()
@@ -93,7 +94,7 @@ func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env to
 
 	startCtx, stop := context.WithTimeout(ctx, startTimeout)
 	defer stop()
-	cs, err := client.Connect(startCtx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	cs, err := client.Connect(startCtx, &sdk.IOTransport{Reader: eofReader{outR, &c.stdoutEOF}, Writer: inW}, nil)
 	if err != nil {
 		return nil, nil, c.failStart(startCtx, "the MCP handshake", startTimeout, err)
 	}
@@ -179,6 +180,44 @@ func garbage(err error) string {
 	return ""
 }
 
+// frameTooLarge reports whether err is the SDK refusing a message over its
+// line limit. Reading stops there, so the server, still writing the rest,
+// dies of a broken pipe — which is not what went wrong. The SDK's error is
+// unexported and reaches here as text.
+func frameTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length")
+}
+
+// gone reports, without waiting, whether the server's process was reaped
+// or its session ended.
+func (c *conn) gone() bool {
+	select {
+	case <-c.exited:
+		return true
+	case <-c.dead:
+		return true
+	default:
+		return c.stdoutEOF.Load() || exitedUnreaped(c.pid)
+	}
+}
+
+// eofReader records that the server closed its stdout: what a server that
+// exits does first.
+type eofReader struct {
+	r   *os.File
+	eof *atomic.Bool
+}
+
+func (e eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.eof.Store(true)
+	}
+	return n, err
+}
+
+func (e eofReader) Close() error { return e.r.Close() }
+
 func shorten(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
@@ -226,6 +265,8 @@ func (c *conn) watch() {
 	default:
 	}
 	switch g := garbage(werr); {
+	case frameTooLarge(werr):
+		reason = fmt.Sprintf("sent a message larger than the %d MiB an MCP message may be (the limit of the MCP SDK hush uses); the message was dropped and the server stopped", sdk.DefaultMaxLineLength>>20)
 	case g != "":
 		reason = "broke the MCP connection: it wrote something that is not JSON-RPC to stdout (" + g + ")"
 	case exited:

@@ -90,6 +90,8 @@ type Options struct {
 	MaxRestarts int
 	// Version is hush's version, sent as the client version.
 	Version string
+	// Sandbox is the sandbox every server runs in (nil: none).
+	Sandbox *tools.Sandbox
 	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool
@@ -345,7 +347,7 @@ func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets
 	case !filepath.IsAbs(dir):
 		dir = filepath.Join(m.opts.Dir, dir)
 	}
-	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
+	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, m.opts.Sandbox, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
 	if err != nil {
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
 		return
@@ -457,6 +459,18 @@ func (m *Manager) ServerTools(name string) ([]*Tool, error) {
 func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error) {
 	s.restartMu.Lock()
 	defer s.restartMu.Unlock()
+	s.mu.Lock()
+	st, c := s.state, s.c
+	s.mu.Unlock()
+	if st == Running && c.gone() {
+		// It exited a moment ago and the watcher has not said so yet: a
+		// call now would go to a dead pipe (the next call failed in the
+		// 50 ms before the watcher caught up). Let it, then restart.
+		if !c.isDead(deathNotice) || c.reason == "" {
+			c.markDead("exited")
+		}
+		m.died(s, c)
+	}
 	s.mu.Lock()
 	st, reason, c, restarts := s.state, s.reason, s.c, s.restarts
 	s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +139,9 @@ func (f *fixture) survivors() []string {
 		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
 		if len(cmdline) == 0 { // a zombie or a kernel thread
 			continue
+		}
+		if bytes.HasPrefix(cmdline, []byte("hush-reaper\x00")) {
+			continue // a server's reaper (no sandbox here), which carries its environment and dies with it
 		}
 		if bytes.Contains(environ, []byte(f.marker)) || bytes.HasPrefix(cmdline, []byte(f.marker)) {
 			out = append(out, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
@@ -559,5 +563,54 @@ func TestDescriptionsAndSchemas(t *testing.T) {
 	}
 	if !errors.Is(&executor.DeniedError{}, executor.ErrDenied) {
 		t.Error("DeniedError is not an ErrDenied")
+	}
+}
+
+// TestCallRightAfterTheServerExited: a server that ends its own session
+// after answering is restarted by the next call, however soon it comes
+// (it failed when it came within the ~50 ms before the watcher noticed).
+func TestCallRightAfterTheServerExited(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 5; i++ {
+		f := newFixture(t)
+		m := f.manager(mcp.Server{Name: "s", Command: faultServer})
+		m.Start(context.Background())
+		pid := status(m, "s").PID
+		if _, out, _, err := f.call(m, "mcp__s__bye", map[string]any{}); err != nil || out != "bye" {
+			t.Fatalf("bye: %q %v", out, err)
+		}
+		// Until the process is gone: reaped (hush's reaper is quick; the
+		// watcher that marks the server stopped was not).
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if syscall.Kill(pid, 0) == syscall.ESRCH {
+				break
+			}
+		}
+		if _, out, _, err := f.call(m, "mcp__s__echo", map[string]any{"text": "again"}); err != nil || out != "again" {
+			t.Fatalf("run %d: the call right after the server exited: %q %v", i, out, err)
+		}
+		if st := status(m, "s"); st.State != mcp.Running || st.Restarts != 1 {
+			t.Errorf("after: %s with %d restarts, want running with 1", st.Describe(), st.Restarts)
+		}
+		m.Close()
+	}
+}
+
+// TestReplyOverTheMessageLimit: a reply larger than the SDK's 16 MiB limit
+// is reported as that, not as the broken pipe the server then dies of.
+func TestReplyOverTheMessageLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	m := f.manager(mcp.Server{Name: "s", Command: faultServer})
+	m.Start(context.Background())
+	_, _, _, err := f.call(m, "mcp__s__big", map[string]any{"mib": 17})
+	want := `mcp server "s" sent a message larger than the 16 MiB an MCP message may be (the limit of the MCP SDK hush uses); the message was dropped and the server stopped during the call to big; it is restarted on the next call`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v\nwant    %s", err, want)
+	}
+	// Positive control: a reply under the limit arrives whole, and the
+	// server is back.
+	if _, out, _, err := f.call(m, "mcp__s__big", map[string]any{"mib": 1}); err != nil || len(out) != 1<<20 {
+		t.Errorf("1 MiB reply: %d bytes, %v", len(out), err)
 	}
 }

@@ -97,6 +97,19 @@ func main() {
 			}
 			return text(fmt.Sprintf("spawned pid %d", cmd.Process.Pid))
 		})
+	add("big", "Answer with the given number of MiB of text.", `{"type":"object","properties":{"mib":{"type":"number"}}}`,
+		func(a map[string]any) *mcp.CallToolResult {
+			mib, _ := a["mib"].(float64)
+			return text(strings.Repeat("x", int(mib*(1<<20))))
+		})
+	add("bye", "Answer, then exit at once (a server that ends its own session).", noArgs, func(map[string]any) *mcp.CallToolResult {
+		go func() {
+			time.Sleep(5 * time.Millisecond) // the answer is on its way
+			fmt.Fprintln(os.Stderr, "faultserver: done, exiting")
+			os.Exit(0)
+		}()
+		return text("bye")
+	})
 	add("fail", "Report a tool error.", noArgs, func(map[string]any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the widget is broken"}}}
 	})

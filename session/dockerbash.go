@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"fmt"
@@ -14,11 +14,8 @@ import (
 // reachable engine and an image on it (hush never pulls). Its settings are
 // checked here, at session start, so a mistake is one sentence before the
 // first turn rather than a failure on the model's first call.
-func (a *app) dockerbashTool() (executor.Tool, error) {
-	if err := a.init(); err != nil {
-		return nil, err
-	}
-	c, ok := a.cfg.Tools[dockerbash.Name]
+func dockerbashTool(cfg config.Config, dataDir string) (executor.Tool, error) {
+	c, ok := cfg.Tools[dockerbash.Name]
 	if !ok {
 		return nil, nil
 	}
@@ -29,10 +26,10 @@ func (a *app) dockerbashTool() (executor.Tool, error) {
 		Image:   c.Image,
 		Network: c.Network,
 		Mask:    c.Mask,
-		DataDir: a.dirs.Data,
+		DataDir: dataDir,
 		Timeout: c.Timeout.Duration,
 
-		UnsafeNoMountMask: a.cfg.Unsafe.NoMountMask,
+		UnsafeNoMountMask: cfg.Unsafe.NoMountMask,
 	}, nil
 }
 

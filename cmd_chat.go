@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/ui"
+	"github.com/hushcli/hush/wizard"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// chatFlags are chat's own flags beside the model flags; the root command
+// takes them too.
+func chatFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "plain", Usage: "line-by-line chat without the editor, colours or status line (scripts, screen readers)"},
+		&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project"},
+		&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one"},
+	}
+}
+
+func (a *app) chatCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "chat",
+		Usage: "chat with the agent in the terminal (the default command)",
+		Description: "Type a request and press Enter (Alt-Enter adds a line). The model's text streams in as\n" +
+			"Markdown; each tool call is shown with its arguments and a preview of its output. When a\n" +
+			"tool wants to run or read a secret and no rule in config.toml decides, you are asked.\n" +
+			"Slash commands (/help, /clear, /model, /tools, /usage, /compact, /resume, /exit) are\n" +
+			"answered by hush.\n" +
+			"Ctrl-C stops the running turn (and kills the tool's processes); pressed twice at an\n" +
+			"empty prompt, or Ctrl-D, exits. With --plain, or input that is not a terminal, chat\n" +
+			"reads plain lines and prints plain text.",
+		ArgsUsage: "[--continue | --resume [ID]]",
+		Flags:     append(modelFlagList(), chatFlags()...),
+		Action:    a.chatAction,
+	}
+}
+
+// chatAction is chat's action, also the root command's: the model flags
+// work as `hush --model x` as well as `hush chat --model x`.
+func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false) }
+
+// rootAction is the root command's action: chat, where a word that is not
+// a command is one mistyped.
+func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
+
+func (a *app) chatActionAt(c *cli.Context, root bool) error {
+	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
+	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
+		if root { // hush frobnicate
+			return unknownCommand(c.Args().First())
+		}
+		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
+	}
+	if rr.cont && rr.resume {
+		return &exitError{exitUsage, errors.New("--continue and --resume both pick a session: use one")}
+	}
+	f := readModelFlags(c)
+	f.plain = c.Bool("plain")
+	return a.chat(f, rr)
+}
+
+// chatTerminal is the terminal the chat UI draws on: stdin and stdout both
+// terminals, TERM not dumb, --plain not given.
+func (a *app) chatTerminal(f modelFlags) *os.File {
+	in := a.stdinTerminal()
+	out, ok := a.stdout.(*os.File)
+	if f.plain || in == nil || !ok || !term.IsTerminal(int(out.Fd())) || a.ambient["TERM"] == "dumb" {
+		return nil
+	}
+	return in
+}
+
+func (a *app) chat(f modelFlags, rr resumeRequest) error {
+	// First run: nothing configured and a person at the terminal.
+	if err := a.firstRun(f); err != nil {
+		return err
+	}
+	var resumed *transcript.Session
+	if rr.any() {
+		s, err := a.findSession(rr, a.stdinTerminal() != nil)
+		if err != nil {
+			return err
+		}
+		resumed = s
+	}
+	if tty := a.chatTerminal(f); tty != nil {
+		return a.terminalChat(f, tty, resumed)
+	}
+	return a.plainChat(f, resumed)
+}
+
+// terminalChat runs the chat UI (package ui) on tty.
+func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
+	if err := a.init(); err != nil {
+		return err
+	}
+	dir, err := a.projectDir()
+	if err != nil {
+		return err
+	}
+	hist := &ui.History{Path: filepath.Join(a.dirs.Data, "history.jsonl"), Redact: a.redact}
+	if err := hist.Load(); err != nil {
+		fmt.Fprintf(a.stderr, "hush: warning: %v\n", err)
+	}
+	var (
+		agent *executor.Agent
+		chat  *ui.Chat
+		conv  transcript.Conversation
+	)
+	if resumed != nil {
+		conv = resumed.Conversation
+	}
+	// /resume and /compact: the session's commands, shared with --plain.
+	sessionCommand := func(name string) func(ctx context.Context, arg string, out io.Writer) error {
+		return func(ctx context.Context, arg string, out io.Writer) error {
+			run := func() { a.chatSessionCommand(ctx, out, agent, &conv, name, arg, arg == "") }
+			if name == "/resume" && arg == "" {
+				// The picker is a form: it gets the terminal.
+				return chat.Suspend(run)
+			}
+			run()
+			return nil
+		}
+	}
+	chat = ui.New(ui.Config{
+		In: tty, Out: a.stdout,
+		Color:    a.ambient["NO_COLOR"] == "",
+		Model:    firstNonEmpty(f.model, a.cfg.Model.Name),
+		Provider: firstNonEmpty(f.provider, a.cfg.Model.Provider),
+		Dir:      dir,
+		Home:     a.ambient["HOME"],
+		Sandbox:  a.sandboxStatus(),
+		History:  hist,
+		Turn: func(ctx context.Context, prompt string) error {
+			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
+			conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
+				out := chat.Printer()
+				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				a.chatSessionCommand(ctx, out, agent, &conv, "/compact", "", false)
+				out.Close()
+			}
+			return err
+		},
+		Clear: func() { conv = transcript.Conversation{} },
+		Commands: []ui.Command{
+			{Name: "/compact", Args: "[N]", Help: "replace older turns by a summary the model writes (keep the last N verbatim)", Run: sessionCommand("/compact")},
+			{Name: "/resume", Args: "[ID]", Help: "switch to an earlier session of this project (a picker without ID)", Run: sessionCommand("/resume")},
+		},
+		SetModel: func(name string) error {
+			mf := f
+			mf.model = name
+			sm := sessionModel(mf)
+			sm.Notice = chat.Notice
+			lv, err := a.openVault()
+			if err != nil {
+				return err
+			}
+			p, err := session.NewProvider(a.cfg.Model, sm, lv, a.httpClient())
+			if err != nil {
+				return err
+			}
+			agent.Provider = p
+			return nil
+		},
+		Tools: func() []ui.ToolInfo { return a.toolInfo(agent) },
+	})
+	prompter := chat.Host(&wizard.Prompter{In: tty, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""})
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat, resume: resumed})
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	intro := []string{}
+	if a.instructions != "" {
+		intro = append(intro, a.instructions)
+	}
+	if resumed != nil {
+		intro = append(intro, resumeNote(resumed))
+	}
+	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
+	chat.SetIntro(strings.Join(intro, "\n"))
+	// The permission form's colours suit the terminal's background.
+	a.resolveBackground()
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	defer signal.Stop(sigs)
+	var terminated sync.Once
+	var stoppedBy os.Signal // SIGHUP (the terminal closed) or SIGTERM
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGTERM || s == syscall.SIGHUP {
+				terminated.Do(func() { stoppedBy = s })
+				chat.Stop()
+				return
+			}
+			chat.Interrupt()
+		}
+	}()
+	err = chat.Run()
+	terminated.Do(func() {})
+	switch {
+	case stoppedBy != nil:
+		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
+	case errors.Is(err, ui.ErrInterrupted):
+		return nil
+	}
+	return err
+}
+
+// sandboxStatus is what the status line says about how host tools run:
+// "on" when the kernel gave the sandbox its namespaces, else "off".
+func (a *app) sandboxStatus() string {
+	if tools.SandboxStatus().Namespaces {
+		return "on"
+	}
+	return "off"
+}
+
+// toolInfo lists the offered tools for /tools.
+func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
+	var out []ui.ToolInfo
+	for _, t := range agent.Tools.List() {
+		name := t.Name()
+		info := ui.ToolInfo{Name: name, Description: t.Description(), Sandbox: "runs on this machine, sandbox " + a.sandboxStatus()}
+		subject := name
+		if server, _, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__"); ok && strings.HasPrefix(name, "mcp__") {
+			subject = "mcp:" + server
+		}
+		if name == dockerbash.Name {
+			info.Sandbox = "runs in a container"
+		}
+		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
+			info.Secrets = append(info.Secrets, p.Secrets...)
+			for k, v := range env {
+				if strings.Contains(v, "${") {
+					info.Secrets = append(info.Secrets, k)
+				}
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// plainChat is the line-by-line chat: for scripts, screen readers and
+// terminals that cannot draw the UI.
+func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
+	var prompter executor.Prompter
+	interactive := false
+	if tty := a.stdinTerminal(); tty != nil {
+		interactive = true
+		a.resolveBackground()
+		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
+	}
+	events := newTermEvents(a.stdout)
+	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+	}
+	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	if a.instructions != "" {
+		fmt.Fprintln(a.stdout, a.instructions)
+	}
+	if !interactive {
+		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
+	}
+	if resumed != nil {
+		fmt.Fprintln(a.stdout, resumeNote(resumed))
+	}
+	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	defer signal.Stop(sigs)
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	var turnDone chan struct{} // closed when the running turn has returned
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-sigs:
+				mu.Lock()
+				c, done := cancelTurn, turnDone
+				mu.Unlock()
+				if s == syscall.SIGHUP || s == syscall.SIGTERM {
+					// The terminal closed, or hush was told to stop: end
+					// the turn as Ctrl-C would (its tools' processes are
+					// killed), then stop background processes and MCP
+					// servers, then exit 129 / 143.
+					if c != nil {
+						c()
+						select {
+						case <-done:
+						case <-time.After(10 * time.Second):
+						}
+					}
+					closeFn()
+					exitNow(signalExit(s).code)
+				}
+				if c != nil {
+					c()
+					continue
+				}
+				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
+			}
+		}
+	}()
+	defer close(quit)
+
+	in := bufio.NewReader(a.stdin)
+	for {
+		fmt.Fprint(a.stdout, "› ")
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(a.stdout)
+			return nil // Ctrl-D or end of input
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line == "/exit" || line == "/quit" {
+			return nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		mu.Lock()
+		cancelTurn, turnDone = cancel, done
+		mu.Unlock()
+		endTurn := func() {
+			mu.Lock()
+			cancelTurn, turnDone = nil, nil
+			mu.Unlock()
+			close(done)
+		}
+		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
+			a.chatSessionCommand(ctx, a.stdout, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
+			endTurn()
+			cancel()
+			continue
+		}
+		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
+		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+		endTurn()
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
+		case err != nil:
+			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
+		default:
+			fmt.Fprintln(a.stdout)
+			if agent.NeedsCompaction(&conv, res.Context) {
+				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				a.chatSessionCommand(ctx, a.stdout, agent, &conv, "/compact", "", interactive)
+			}
+		}
+		cancel()
+	}
+}
+
+// unknownCommand is the error for `hush frobnicate`.
+func unknownCommand(name string) error {
+	return &exitError{exitUsage, fmt.Errorf("unknown command %q (see hush --help)", name)}
+}

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func plant(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDotEnvFamilyFindsEveryFile(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	plant(t, root, map[string]string{
+		".env":                  "A=root\n",
+		".env.local":            "A=local\nB=local-b\n",
+		".envrc":                "use nix\nexport C=from-envrc\nPATH_add bin\nD=$(pass show d)\n",
+		"sub/.env":              "E=sub\n",
+		"sub/deeper/.env.test":  "F=deep\n",
+		"node_modules/pkg/.env": "G=dependency\n",
+		".git/.env":             "H=git\n",
+		"vendor/x/.env":         "I=vendored\n",
+		"sub/not-env.txt":       "J=no\n",
+		"sub/.environment":      "K=no\n",
+		"sub/.env.broken":       "SECRETLINE=\"unterminated sk-abcdef\n",
+	})
+	fam, err := LoadDotEnvFamily(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fam.Names(), []string{".env", ".env.local", ".envrc", "sub/.env", "sub/deeper/.env.test"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("files = %v, want %v", got, want)
+	}
+	want := map[string]string{"A": "root", "B": "local-b", "C": "from-envrc", "E": "sub", "F": "deep"}
+	if !reflect.DeepEqual(fam.Merged, want) {
+		t.Errorf("merged = %v, want %v", fam.Merged, want)
+	}
+	if fam.Shadowed["A@.env.local"] != "local" {
+		t.Errorf("the shadowed value is lost: %v", fam.Shadowed)
+	}
+	if len(fam.Skipped) != 1 || !strings.Contains(fam.Skipped[0], "sub/.env.broken was left out") || strings.Contains(fam.Skipped[0], "sk-abcdef") {
+		t.Errorf("skipped = %q", fam.Skipped)
+	}
+	w := DotEnvWarnings(fam)
+	if len(w) != 2 || !strings.Contains(w[0], ".env (1), .env.local (2), .envrc (1), sub/.env (1), sub/deeper/.env.test (1)") {
+		t.Errorf("warnings = %q", w)
+	}
+}
+
+func TestDotEnvFamilyIsBounded(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range DotEnvMaxFiles + 5 {
+		files[filepath.Join("d"+string(rune('a'+i%26))+string(rune('a'+i/26)), ".env")] = "X=1\n"
+	}
+	plant(t, root, files)
+	got, truncated, err := FindDotEnvFiles(root)
+	if err != nil || !truncated || len(got) != DotEnvMaxFiles {
+		t.Fatalf("found %d, truncated %t, err %v; want %d and truncated", len(got), truncated, err, DotEnvMaxFiles)
+	}
+}
+
+func TestRootDotEnvMustParse(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	plant(t, root, map[string]string{".env": "KEY=\"unterminated\n"})
+	if _, err := LoadDotEnvFamily(root); err == nil {
+		t.Fatal("a malformed project .env was accepted")
+	}
+}
+
+func TestParseErrorDoesNotQuoteTheFile(t *testing.T) {
+	t.Parallel()
+	const key = "ghp_9fK2mQ7xW4tZ8vB1nR6y"
+	_, err := Parse("config.toml", []byte("[model]\nprovider = \"openai\"\napi_key = "+key+"\n"))
+	if err == nil {
+		t.Fatal("an unquoted value parsed")
+	}
+	for i := 0; i+6 <= len(key); i++ {
+		if strings.Contains(err.Error(), key[i:i+6]) {
+			t.Fatalf("the error quotes the key: %v", err)
+		}
+	}
+	if !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("the error lost its line: %v", err)
+	}
+}

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/background"
+	"github.com/hushcli/hush/tools/bash"
+)
+
+// HostSandbox is the sandbox of a host tool ("bash", "background",
+// "mcp:NAME") in a session, from [sandbox] and the tool's network
+// setting; nil when [unsafe] no_sandbox turns it off.
+func HostSandbox(cfg config.Config, masks *tools.MaskSet, tool string) (*tools.Sandbox, error) {
+	if cfg.Unsafe.NoSandbox {
+		return nil, nil
+	}
+	sb := &tools.Sandbox{Masks: masks, Required: cfg.Sandbox.Required}
+	if tool == bash.Name || tool == background.Name {
+		switch n := cfg.Tools[tool].Network; n {
+		case "", "host":
+		case "none":
+			sb.NoNetwork = true
+		default:
+			return nil, fmt.Errorf("tools.%s.network = %q: want \"host\" (the default) or \"none\" (only a loopback interface)", tool, n)
+		}
+	}
+	return sb, nil
+}
+
+// MaskSet is a session's one mask list (tools.MaskSet): what the sandbox
+// hides from host tools and what the file tools refuse, for the project
+// at dir.
+func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir string) (*tools.MaskSet, error) {
+	var other []string
+	if def, err := config.ResolveDirs(map[string]string{"HOME": ambient["HOME"],
+		"XDG_CONFIG_HOME": ambient["XDG_CONFIG_HOME"], "XDG_DATA_HOME": ambient["XDG_DATA_HOME"]}); err == nil {
+		for _, d := range []string{def.Config, def.Data} {
+			if d != dirs.Config && d != dirs.Data {
+				other = append(other, d)
+			}
+		}
+	}
+	masks, err := tools.NewMaskSet(tools.MaskOptions{
+		Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
+		RuntimeDir: ambient["XDG_RUNTIME_DIR"], BusAddress: ambient["DBUS_SESSION_BUS_ADDRESS"],
+		DockerHost: ambient["DOCKER_HOST"], Project: dir,
+		Docker: cfg.Sandbox.Docker, Allow: cfg.Sandbox.Allow, Hide: cfg.Sandbox.Hide,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config.toml: %w", err)
+	}
+	return masks, nil
+}
+
+// SandboxNotice is the one sentence a session prints at start when host
+// tools will not get the sandbox, or "".
+func SandboxNotice(cfg config.Config) string {
+	if cfg.Unsafe.NoSandbox {
+		return "" // the [unsafe] warning has said so
+	}
+	st := tools.SandboxStatus()
+	switch {
+	case st.Namespaces:
+		return ""
+	case cfg.Sandbox.Required:
+		return "warning: " + st.Reason + "; [sandbox] required = true, so host tools (bash, background, MCP servers) will refuse to run"
+	}
+	return "warning: " + st.Reason + " (set [sandbox] required = true to refuse them instead)"
+}

@@ -1,0 +1,313 @@
+// Package session assembles what one agent session needs — the model
+// provider, the tools, the MCP servers, the permission gate, the audit log,
+// the vault and each tool's spawn policy — from configuration that is
+// already read, and stops all of it again. It sits above tools/* and
+// executor/ and below package main, which only parses flags and calls
+// Open.
+//
+// It never reads a secret for a tool itself: every read a tool or an MCP
+// server makes goes through executor.GatedVault over executor.Audited. The
+// one ungated read is the model's own API key, which hush hands to the SDK
+// in memory and no child ever sees.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/tools/files"
+	httptool "github.com/hushcli/hush/tools/http"
+	"github.com/hushcli/hush/vault"
+)
+
+// ErrInterrupted is Open's error when ctx ended while the MCP servers were
+// starting; everything started so far is stopped.
+var ErrInterrupted = errors.New("interrupted while the MCP servers were starting")
+
+// Model is what picks the model: the flags of `hush chat` and `hush run`,
+// over config.toml's [model].
+type Model struct {
+	Provider, BaseURL, Name, Replay string
+	// Yes approves tool.run:* requests that would be asked (--yes); it
+	// never approves a vault read.
+	Yes bool
+	// Notice receives the provider's one-line notes ("openai: retrying
+	// (2/3) after HTTP 503"). Nil: Open sends them to the Events' Notice
+	// method if it has one, else to Stderr.
+	Notice func(string)
+}
+
+// noticer is the optional capability of an Events that shows connection
+// notes itself (the chat UI).
+type noticer interface{ Notice(string) }
+
+// Options is everything Open needs. Every field without a stated default
+// is required: nothing falls back to the process's own directory or
+// environment.
+type Options struct {
+	Config  config.Config // config.toml with the project's config merged, as trust allows
+	Dirs    config.Dirs
+	Ambient map[string]string // hush's start-up environment snapshot
+	Dir     string            // the project root tools run in
+	Vault   *vault.Layered
+	// Scrub is the process's secret snapshots (executor.NewSecretCache over
+	// Vault), shared with whatever else scrubs output.
+	Scrub *executor.SecretCache
+	Model Model
+	// Prompter asks a person; nil means non-interactive (asks are denied).
+	Prompter executor.Prompter
+	Events   executor.Events
+	// Stderr receives one-line notes: an MCP server that did not start, a
+	// background process kept running at Close.
+	Stderr io.Writer
+	// Version is hush's version, sent to MCP servers and in the http
+	// tool's User-Agent.
+	Version string
+	// Resume, if set, is the session to continue: its id, transcript and
+	// turn count carry on.
+	Resume *transcript.Session
+}
+
+// Session is one assembled agent session.
+type Session struct {
+	Agent *executor.Agent
+	// ID names the session in the audit log and the transcript file.
+	ID string
+	// Instructions names the AGENTS.md files the system prompt carries
+	// ("" when none), for the banner.
+	Instructions string
+
+	stop       func()
+	transcript *os.File
+	audit      *auditlog.Log
+}
+
+// Gate is the permission gate of opts: config.toml's rules, then the
+// person (if any), with --yes approving tool runs only.
+func Gate(cfg config.Config, prompter executor.Prompter, yes bool) *executor.RuleGate {
+	rules := make([]executor.Rule, 0, len(cfg.Rules))
+	for _, r := range cfg.Rules {
+		rules = append(rules, executor.Rule{Gate: r.Gate, Subject: r.Subject, Decision: executor.Decision(r.Decision)})
+	}
+	return &executor.RuleGate{Rules: rules, Prompter: prompter, AutoApproveTools: yes}
+}
+
+// NewID names a session (or a one-off command, by prefix) in the audit log.
+func NewID(prefix string) string {
+	id := time.Now().UTC().Format("20060102T150405Z") + fmt.Sprintf("-%d", os.Getpid())
+	if prefix != "" {
+		id = prefix + "-" + id
+	}
+	return id
+}
+
+// TranscriptPath is a session's transcript file in the data dir.
+func TranscriptPath(dataDir, id string) string { return transcript.Path(dataDir, id) }
+
+// ModelName is the model a session talks to, as session.started and the
+// transcript name it.
+func ModelName(cfg config.Config, m Model) string {
+	if firstNonEmpty(m.Provider, cfg.Model.Provider) == provider.Replay {
+		return firstNonEmpty(m.Replay, cfg.Model.Replay, "embedded leak check")
+	}
+	return firstNonEmpty(m.Name, cfg.Model.Name)
+}
+
+// compactPolicy is config.toml's [compaction].
+func compactPolicy(cfg config.Config) executor.CompactPolicy {
+	c := cfg.Compaction
+	return executor.CompactPolicy{Auto: c.Auto == nil || *c.Auto, Window: c.ContextWindow, Threshold: c.Threshold, KeepTurns: c.KeepTurns}.Defaults()
+}
+
+// Open wires config, vault, gate, audit log, provider and tools, and
+// starts the session's MCP servers. ctx bounds only the start-up: when it
+// ends while servers start, Open stops what it started and returns
+// ErrInterrupted; once started, the servers' lives do not depend on it.
+func Open(ctx context.Context, opts Options) (*Session, error) {
+	cfg := opts.Config
+	if opts.Model.Notice == nil {
+		if n, ok := opts.Events.(noticer); ok {
+			opts.Model.Notice = n.Notice
+		} else if opts.Stderr != nil {
+			stderr := opts.Stderr
+			opts.Model.Notice = func(s string) { fmt.Fprintf(stderr, "hush: %s\n", s) }
+		}
+	}
+	prov, err := NewProvider(cfg.Model, opts.Model, opts.Vault, HTTPClient(opts.Ambient))
+	if err != nil {
+		return nil, err
+	}
+	dockerTool, err := dockerbashTool(cfg, opts.Dirs.Data)
+	if err != nil {
+		return nil, err
+	}
+	policies, err := builtinPolicies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gate := Gate(cfg, opts.Prompter, opts.Model.Yes)
+
+	masks, err := MaskSet(cfg, opts.Dirs, opts.Ambient, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+
+	id := NewID("")
+	var transcriptFile *os.File
+	priorTurns := 0
+	if r := opts.Resume; r != nil {
+		id = r.ID
+	}
+	if dt, ok := dockerTool.(dockerbash.Tool); ok {
+		// Its containers carry the session; those a hush that is gone
+		// left behind (killed, or cut off from the engine) go now.
+		dt.Session = id
+		dockerTool = dt
+		for _, l := range dockerbash.RemoveLeftovers(ctx, opts.Ambient) {
+			if opts.Stderr != nil {
+				fmt.Fprintf(opts.Stderr, "hush: %s\n", l.Describe())
+			}
+		}
+	}
+	if r := opts.Resume; r != nil {
+		id, priorTurns = r.ID, r.LastTurn
+		transcriptFile, err = transcript.Reopen(r)
+	} else {
+		transcriptFile, err = transcript.Create(opts.Dirs.Data, transcript.Header{ID: id, Project: opts.Dir, Provider: prov.Name(), Model: ModelName(cfg, opts.Model)})
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	bashCfg := cfg.Tools[bash.Name]
+	bashBox, err := HostSandbox(cfg, masks, bash.Name)
+	if err != nil {
+		transcriptFile.Close()
+		return nil, err
+	}
+	if n := SandboxNotice(cfg); n != "" {
+		fmt.Fprintf(opts.Stderr, "hush: %s\n", n)
+	}
+	reg := executor.NewRegistry(bash.Tool{Timeout: bashCfg.Timeout.Duration, UnsafeSecretsInArgv: cfg.Unsafe.SecretsInArgv, Sandbox: bashBox})
+	if dockerTool != nil {
+		reg.Add(dockerTool)
+	}
+	if err := addInProcessTools(reg, opts, masks); err != nil {
+		transcriptFile.Close()
+		return nil, err
+	}
+	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
+	// Background processes and MCP servers live as long as the session; MCP
+	// servers start now, so a secret they need is asked for before the
+	// first turn rather than in the middle of one.
+	extra, stopExtra, err := startTools(ctx, opts, masks, gate, audit, id)
+	if err == nil && ctx.Err() != nil {
+		stopExtra()
+		err = ErrInterrupted
+	}
+	if err != nil {
+		transcriptFile.Close()
+		audit.Close()
+		return nil, err
+	}
+	for _, t := range extra {
+		reg.Add(t)
+	}
+	system, instructions, err := systemPrompt(opts, reg)
+	if err != nil {
+		stopExtra()
+		transcriptFile.Close()
+		audit.Close()
+		return nil, err
+	}
+	agent := &executor.Agent{
+		Provider:   prov,
+		Tools:      reg,
+		Gate:       gate,
+		Audit:      audit,
+		Vault:      opts.Vault,
+		Scrub:      opts.Scrub,
+		Ambient:    opts.Ambient,
+		Dir:        opts.Dir,
+		Policy:     policies.of,
+		Events:     opts.Events,
+		Transcript: transcriptFile,
+		Session:    id,
+		PriorTurns: priorTurns,
+		Compaction: compactPolicy(cfg),
+		System:     system,
+		MaxSteps:   cfg.Turn.MaxSteps,
+
+		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
+	}
+	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stopExtra, transcript: transcriptFile, audit: audit}, nil
+}
+
+// Close stops every MCP server and every background process the user did
+// not ask to keep, and closes the transcript and the audit log. It may be
+// called more than once.
+func (s *Session) Close() {
+	if s == nil || s.stop == nil {
+		return
+	}
+	s.stop()
+	s.stop = nil
+	s.transcript.Close()
+	s.audit.Close()
+}
+
+// systemPrompt is config's turn.system, or the prompt built from the
+// project (Prompt), with the names of the AGENTS.md files it carries.
+func systemPrompt(opts Options, reg *executor.Registry) (string, string, error) {
+	if opts.Config.Turn.System != "" {
+		return opts.Config.Turn.System, "", nil
+	}
+	var names []string
+	if all, err := opts.Vault.All(); err == nil {
+		for n := range all {
+			names = append(names, n)
+		}
+	}
+	var toolNames []string
+	for _, t := range reg.List() {
+		toolNames = append(toolNames, t.Name())
+	}
+	prompt, ins, err := Prompt(context.Background(), PromptOptions{Dir: opts.Dir, ConfigDir: opts.Dirs.Config,
+		Ambient: opts.Ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names})
+	return prompt, Loaded(ins), err
+}
+
+// addInProcessTools registers the file tools, which apply the session's
+// mask list (the sandbox's own, [sandbox] allow and hide included)
+// themselves, and the http tool, which holds no vault.
+func addInProcessTools(reg *executor.Registry, opts Options, masks *tools.MaskSet) error {
+	if masks == nil {
+		return errors.New("the file tools need the session's mask list")
+	}
+	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
+		reg.Add(t)
+	}
+	h := opts.Config.Tools[httptool.Name]
+	reg.Add(httptool.Tool{AllowPrivate: h.AllowPrivate, Timeout: h.Timeout.Duration, UserAgent: "hush/" + opts.Version})
+	return nil
+}
+
+// RunTurn runs one turn with ctx cancelling it.
+func (s *Session) RunTurn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
+	return s.Agent.Turn(ctx, history, strings.TrimSpace(prompt))
+}

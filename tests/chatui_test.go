@@ -1,0 +1,280 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// userPrompts is every user message the model was sent, in order, per
+// request (the last one is the prompt of that request).
+func (f *fakeModel) userPrompts() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]string
+	for _, b := range f.bodies {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal([]byte(b), &req)
+		var users []string
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				users = append(users, fmt.Sprint(m.Content))
+			}
+		}
+		out = append(out, users)
+	}
+	return out
+}
+
+func chatConfig(w *world, model *fakeModel) {
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n", model.URL()))
+}
+
+// TestChatHistoryRecallWithUp: a prompt typed in one chat is recalled with
+// Up in the next and sent again; the history file is 0600 and holds a
+// secret typed into a prompt only redacted (checked on its raw bytes).
+func TestChatHistoryRecallWithUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "first answer"}, step{text: "second answer"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	first := "remember this: " + w.canaries["vault"]
+	tm.send(first + "\r")
+	tm.expect("first answer", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	path := filepath.Join(w.dataDir, "history.jsonl")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode %o, want 600", st.Mode().Perm())
+	}
+	raw := readFile(t, path)
+	if strings.Contains(raw, w.canaries["vault"]) || !strings.Contains(raw, "remember this: [REDACTED:VAULT_CANARY]") {
+		t.Errorf("history file holds %q", raw)
+	}
+
+	tm2 := startPTY(t, w, "chat")
+	tm2.expect("› ", 20*time.Second)
+	tm2.send("\x1b[A") // Up
+	tm2.expect("› remember this: [REDACTED:VAULT_CANARY]", 10*time.Second)
+	tm2.send("\r")
+	tm2.expect("first answer", 20*time.Second) // a new conversation: step 0 again
+	tm2.send("\x04")
+	if code := tm2.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm2.Screen())
+	}
+	prompts := model.userPrompts()
+	if len(prompts) != 2 || len(prompts[1]) != 1 || prompts[1][0] != "remember this: [REDACTED:VAULT_CANARY]" {
+		t.Errorf("requests' user messages: %q", prompts)
+	}
+}
+
+// TestChatMultiLinePasteIsOnePrompt: a bracketed paste of two lines stays
+// in the editor as one prompt until Enter, and Alt-Enter adds a line.
+func TestChatMultiLinePasteIsOnePrompt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "got both lines"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("\x1b[200~line one\rline two\x1b[201~")
+	tm.send("\x1b\r") // Alt-Enter: a newline, not a send
+	tm.send("line three")
+	time.Sleep(300 * time.Millisecond)
+	if n := model.Requests(); n != 0 {
+		t.Fatalf("the paste was sent before Enter (%d requests)", n)
+	}
+	tm.send("\r")
+	tm.expect("got both lines", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	prompts := model.userPrompts()
+	if len(prompts) != 1 || len(prompts[0]) != 1 || prompts[0][0] != "line one\nline two\nline three" {
+		t.Errorf("the model was sent %q, want one prompt of three lines", prompts)
+	}
+}
+
+// TestSlashCommandsAreLocal: /help, an unknown /x, /usage and a
+// Tab-completed /tools are answered by hush; the model gets no request.
+func TestSlashCommandsAreLocal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "should not be asked"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("/help\r")
+	tm.expect("Commands (answered by hush, never sent to the model)", 10*time.Second)
+	tm.expect("/model [NAME]", time.Second)
+	tm.send("/frobnicate\r")
+	tm.expect("unknown command /frobnicate", 10*time.Second)
+	tm.send("/to\t\r") // Tab completes /tools
+	tm.expect("no secrets configured", 10*time.Second)
+	tm.send("/usage\r")
+	tm.expect("(the server has reported no usage)", 10*time.Second)
+	tm.send("/exit\r")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	if n := model.Requests(); n != 0 {
+		t.Errorf("slash commands reached the model: %d requests:\n%s", n, model.Received())
+	}
+}
+
+// sgrBefore matches text drawn right after a colour or weight sequence.
+func sgrBefore(text string) *regexp.Regexp {
+	return regexp.MustCompile(`\x1b\[[0-9;]*m(\x1b\[[0-9;]*m)*` + regexp.QuoteMeta(text))
+}
+
+// TestChatRendersMarkdown: a heading and a code block arrive styled, with
+// neither "##" nor the fence on screen; the status line shows the server's
+// token counts for the turn and the session.
+func TestChatRendersMarkdown(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	answer := "## Plan\n\nRun this **now**:\n\n```sh\necho hello-from-code\n```\n\nThat is all.\n"
+	model := newFakeModel(t,
+		step{text: answer, usage: &[2]int{1234, 56}},
+		step{text: "again", usage: &[2]int{1300, 7}},
+	)
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("plan it\r")
+	tm.expect("That is all.", 20*time.Second)
+	tm.expect("turn 1234 in / 56 out · session 1290 tokens", 10*time.Second)
+	tm.send("more\r")
+	tm.expect("again", 20*time.Second)
+	tm.expect("turn 1300 in / 7 out · session 2597 tokens", 10*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	screen, raw := tm.Screen(), tm.Raw()
+	for _, bad := range []string{"## Plan", "```", "**now**"} {
+		if strings.Contains(screen, bad) {
+			t.Errorf("the screen shows %q raw:\n%s", bad, screen)
+		}
+	}
+	for _, styled := range []string{"Plan", "echo", "now"} {
+		if !sgrBefore(styled).MatchString(raw) {
+			t.Errorf("%q was not drawn styled", styled)
+		}
+	}
+	if !strings.Contains(screen, "hello-from-code") {
+		t.Errorf("the code block's text is missing:\n%s", screen)
+	}
+}
+
+// TestChatNoColor: NO_COLOR keeps the rendering but sends no colour.
+func TestChatNoColor(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.setEnv("NO_COLOR", "1")
+	model := newFakeModel(t, step{text: "## Plan\n\nplain words\n"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("go\r")
+	tm.expect("plain words", 20*time.Second)
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	if regexp.MustCompile(`\x1b\[[0-9;]*3[0-9;]*m`).MatchString(tm.Raw()) {
+		t.Errorf("colour sequences with NO_COLOR:\n%q", tm.Raw())
+	}
+}
+
+// TestCtrlCTwiceAtIdleExits: one Ctrl-C at an empty prompt says how to
+// leave; a second within two seconds leaves.
+func TestCtrlCTwiceAtIdleExits(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t)
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("\x03")
+	tm.expect("press Ctrl-C again within 2 s to exit", 10*time.Second)
+	tm.send("\x03")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}
+
+// TestCtrlCAtPermissionPromptDenies: Ctrl-C at the secret prompt denies
+// the read and says so; the tool gets nothing and the chat goes on.
+func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": `echo "got=$POS"`, "env": map[string]string{"POS": "${GRANTED}"}}}}},
+		step{text: "the turn went on"},
+	)
+	allowBashConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("need the secret\r")
+	tm.expect("bash wants the secret GRANTED", 20*time.Second)
+	tm.send("\x03")
+	tm.expect("(you pressed Ctrl-C)", 10*time.Second)
+	tm.expect("the turn went on", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	if strings.Contains(model.Received(), w.grantedSHA) || strings.Contains(model.Received(), "got=[REDACTED:GRANTED]") {
+		t.Errorf("the tool got the secret after Ctrl-C:\n%s", model.Received())
+	}
+	if !strings.Contains(w.audit(), `"gate":"vault.read:GRANTED","decision":"deny","source":"prompt"`) {
+		t.Errorf("the audit log does not record the prompt's denial:\n%s", w.audit())
+	}
+	w.assertNoCanary("the screen", tm.Raw())
+}
+
+// TestServerThatNeverAnswersTimesOut: a model server that takes the
+// request and sends nothing ends the turn after first_byte_timeout with one
+// sentence, in chat (which goes on) and in run (exit 1).
+func TestServerThatNeverAnswersTimesOut(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{hang: true})
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\nfirst_byte_timeout = \"1s\"\n", model.URL()))
+	const sentence = "accepted the request but sent nothing for 1s; it may be stuck or overloaded (model.first_byte_timeout in config.toml sets how long to wait)"
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("hello?\r")
+	tm.expect(sentence, 20*time.Second)
+	tm.send("/usage\r") // the chat goes on
+	tm.expect("this session: 0 input", 10*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	out, err := runHush(w, "run", "hello?")
+	if err == nil || !strings.Contains(out, sentence) || strings.Contains(out, "goroutine") {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if n := model.Requests(); n != 2 {
+		t.Errorf("the server saw %d requests, want 2 (a timeout is not retried)", n)
+	}
+}

@@ -1,0 +1,54 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCLIConventions: a mistyped command or flag gets one line and the
+// usage, exit 2; `hush help [command]` works; chat's flags work on the
+// root command.
+func TestCLIConventions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		{[]string{"frobnicate"}, 2, []string{`hush: unknown command "frobnicate" (see hush --help)`}, []string{"No help topic", "USAGE:"}},
+		{[]string{"--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush [options]\n(hush --help lists the options)\n"}, []string{"USAGE:", "Incorrect Usage"}},
+		{[]string{"vault", "list", "--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush vault list [options]"}, []string{"USAGE:"}},
+		{[]string{"help"}, 0, []string{"USAGE:", "run "}, nil},
+		{[]string{"help", "run"}, 0, []string{"hush run - run one agent turn"}, nil},
+	} {
+		out, code := runHushWithin(t, w, 20*time.Second, tc.args...)
+		if code != tc.code {
+			t.Errorf("hush %s: exit %d, want %d\n%s", strings.Join(tc.args, " "), code, tc.code, out)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(out, s) {
+				t.Errorf("hush %s: output lacks %q:\n%s", strings.Join(tc.args, " "), s, out)
+			}
+		}
+		for _, s := range tc.not {
+			if strings.Contains(out, s) {
+				t.Errorf("hush %s: output has %q:\n%s", strings.Join(tc.args, " "), s, out)
+			}
+		}
+		if n := strings.Count(out, "unknown"); n > 1 {
+			t.Errorf("hush %s: the error is printed %d times:\n%s", strings.Join(tc.args, " "), n, out)
+		}
+	}
+	// The model flags on the root command: `hush --provider … --model …`.
+	model := newFakeModel(t, step{text: "root flags work"})
+	out, err := runHushStdin(w, "hi\n", "--provider", "openai", "--base-url", model.URL(), "--model", "from-the-root")
+	if err != nil || !strings.Contains(out, "root flags work") {
+		t.Fatalf("hush --model …: %v\n%s", err, out)
+	}
+	if !strings.Contains(model.Received(), `"model":"from-the-root"`) {
+		t.Errorf("the root's --model was not used:\n%s", model.Received())
+	}
+}

