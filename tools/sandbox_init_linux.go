@@ -384,6 +384,16 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 			}
 		}
 	}
+	// The working directory was entered before any of these mounts: left
+	// as it is, it stays on the mount underneath a pinned directory above
+	// it, where relative paths see none of the masks on top. Enter it again
+	// by its path, through the mounts as they are now.
+	{
+		char cwd[4096];
+		if (getcwd(cwd, sizeof cwd) == NULL || chdir(cwd) != 0) {
+			hush_sb_die("enter the working directory again", NULL);
+		}
+	}
 	if (root) {
 		hush_sb_minimal_dev();
 	}
