@@ -14,6 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/selftest"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
@@ -262,48 +263,20 @@ func (a *app) openVault() (*vault.Layered, error) {
 			a.vaultErr = err
 			return
 		}
-		backend := a.cfg.Vault.Backend
-		if backend == "" {
-			backend = "envfile"
-		}
-		reg := a.vaultRegistry()
-		v, err := reg.Open(backend, a.dirs.Data)
-		if err != nil {
-			a.vaultErr = err
-			return
-		}
-		a.proxy = vault.NewProxy(v)
 		dir, err := a.projectDir()
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		// Every .env, .env.* and .envrc in the project is a legacy source.
-		fam, err := config.LoadDotEnvFamily(dir)
+		v, err := session.OpenVault(a.cfg, a.vaultRegistry(), a.dirs.Data, a.ambient, dir)
 		if err != nil {
 			a.vaultErr = err
 			return
 		}
-		for _, line := range config.DotEnvWarnings(fam) {
+		for _, line := range v.Warnings {
 			fmt.Fprintln(a.stderr, "hush: warning: "+line)
 		}
-		// A process variable is a secret when its name or its value says so
-		// (DATABASE_URL=postgres://u:pw@h/db), so it can be granted by name;
-		// its value is also scrubbed and refused in command lines when it
-		// looks like a credential (tools.LooksLikeSecret).
-		isCred := func(name string) bool {
-			return tools.IsCredentialName(name) || tools.IsCredentialValue(a.ambient[name])
-		}
-		dotEnv := fam.Merged
-		marked := map[string]bool{}
-		for _, n := range a.cfg.Vault.Secret {
-			marked[n] = true
-		}
-		isSecretValue := func(name, value string) bool {
-			return marked[strings.SplitN(name, "@", 2)[0]] || tools.LooksLikeSecret(value)
-		}
-		a.vault = &vault.Layered{Backend: a.proxy, DotEnv: dotEnv, DotEnvShadowed: fam.Shadowed, Process: a.ambient,
-			IsCredential: isCred, IsSecretValue: isSecretValue}
+		a.vault, a.proxy = v.Layered, v.Proxy
 		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr

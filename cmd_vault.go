@@ -18,6 +18,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 	"github.com/hushcli/hush/wizard"
@@ -49,7 +50,7 @@ func backendDescription(name string) string {
 // currentBackend is the configured backend's name.
 func (a *app) currentBackend() string {
 	if a.cfg.Vault.Backend == "" {
-		return "envfile"
+		return session.DefaultBackend
 	}
 	return a.cfg.Vault.Backend
 }

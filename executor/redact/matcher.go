@@ -271,10 +271,11 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-// hasControl reports whether a gram holds a byte below 0x0e (a line break,
-// a tab): the has-zero-byte test on g − 0x0e in each byte.
+// hasControl reports whether a gram holds \n or \r: the has-zero-byte
+// test on g with each of them xored out.
 func hasControl(g uint32) bool {
-	return (g-0x0e0e0e0e)&^g&0x80808080 != 0
+	n, r := g^0x0a0a0a0a, g^0x0d0d0d0d
+	return ((n-0x01010101)&^n|(r-0x01010101)&^r)&0x80808080 != 0
 }
 
 // A recorder collects, while the matcher samples raw output, the places a

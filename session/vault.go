@@ -1,0 +1,61 @@
+package session
+
+import (
+	"strings"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/vault"
+)
+
+// DefaultBackend is the vault backend used when config.toml names none.
+const DefaultBackend = "envfile"
+
+// Vault is the vault a session reads: the configured backend behind a
+// forwarding proxy (so a backend swap reaches everything holding it), the
+// project's legacy .env family, and the real environment.
+type Vault struct {
+	*vault.Layered
+	Proxy *vault.Proxy
+	// Warnings are one-line notes for the user (a .env in the project).
+	Warnings []string
+}
+
+// OpenVault opens the backend cfg names from reg and layers the legacy
+// .env sources of the project at dir and the start-up environment over it.
+func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient map[string]string, dir string) (*Vault, error) {
+	backend := cfg.Vault.Backend
+	if backend == "" {
+		backend = DefaultBackend
+	}
+	v, err := reg.Open(backend, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	proxy := vault.NewProxy(v)
+	// Every .env, .env.* and .envrc in the project is a legacy source.
+	fam, err := config.LoadDotEnvFamily(dir)
+	if err != nil {
+		return nil, err
+	}
+	// A process variable is a secret when its name or its value says so
+	// (DATABASE_URL=postgres://u:pw@h/db), so it can be granted by name;
+	// its value is also scrubbed and refused in command lines when it
+	// looks like a credential (tools.LooksLikeSecret).
+	isCred := func(name string) bool {
+		return tools.IsCredentialName(name) || tools.IsCredentialValue(ambient[name])
+	}
+	marked := map[string]bool{}
+	for _, n := range cfg.Vault.Secret {
+		marked[n] = true
+	}
+	isSecretValue := func(name, value string) bool {
+		return marked[strings.SplitN(name, "@", 2)[0]] || tools.LooksLikeSecret(value)
+	}
+	return &Vault{
+		Layered: &vault.Layered{Backend: proxy, DotEnv: fam.Merged, DotEnvShadowed: fam.Shadowed, Process: ambient,
+			IsCredential: isCred, IsSecretValue: isSecretValue},
+		Proxy:    proxy,
+		Warnings: config.DotEnvWarnings(fam),
+	}, nil
+}
