@@ -339,7 +339,9 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 
 	// LINGER: a granted call leaves a detached child holding its secret.
 	add("A call that leaves something behind.", PathBash, map[string]any{"script": tag("attack-linger") + atkShellLib +
-		`setsid sh -c 'printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
+		// The child also kills the call's parent, should that be a reaper
+		// that would take it down when the call ends.
+		`p=$PPID; setsid sh -c 'kill -9 '"$p"' 2>/dev/null; printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
 		`i=0; while [ ! -s ` + fLingerStarted + ` ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo left`,
 		"env": map[string]string{atkVar: "${" + atkLingerName + "}"}})
 	// After it: the audit looks for the child, and the scanner stops.
@@ -432,7 +434,7 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 		return nil, fmt.Errorf("start the agent under test: %w", err)
 	}
 	pidFile := filepath.Join(w.project, fAgentPID)
-	_ = os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	_ = os.WriteFile(pidFile, []byte(strconv.Itoa(agentPID(cmd.Process.Pid))), 0o644)
 	if cred != nil {
 		_ = os.Chown(pidFile, int(cred.Uid), int(cred.Gid))
 	}
@@ -482,6 +484,30 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 	_, err = os.Stat(filepath.Join(w.configDir, "trusted-projects.json"))
 	r.trustAfter = err == nil
 	return r, nil
+}
+
+// agentPID is the pid of hush itself, started as pid: where the spawn
+// layer runs a child under its reaper (no sandbox), pid is the reaper and
+// hush is its child, and it is hush's memory that the MEMORY rows attack.
+func agentPID(pid int) int {
+	for i := 0; i < 200; i++ {
+		argv0, _, _ := strings.Cut(readProc(pid, "cmdline"), "\x00")
+		if filepath.Base(argv0) != "hush-reaper" {
+			return pid
+		}
+		if kids := strings.Fields(readProc(pid, "task/"+strconv.Itoa(pid)+"/children")); len(kids) > 0 {
+			if k, err := strconv.Atoi(kids[0]); err == nil {
+				return k
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return pid
+}
+
+func readProc(pid int, name string) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), name))
+	return string(b)
 }
 
 // serveOnce answers every connection to l with say, then closes it.
