@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -70,12 +71,37 @@ func RunProbe(o ProbeOptions) ProbeReport {
 		r.Files[f] = hexOr(data, err)
 	}
 	if o.AgentPID > 0 {
+		o.AgentPID = pastReaper(o.AgentPID)
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", o.AgentPID))
 		r.AgentEnviron = hexOr(data, err)
 		found, err := scanMemory(o.AgentPID, []byte(canaryPrefix), 64, 16)
 		r.AgentMem = hexOr(found, err)
 	}
 	return r
+}
+
+// pastReaper is pid, or, when pid is the reaper the spawn layer runs a
+// tool under where there is no sandbox (argv[0] "hush-reaper"), the
+// process that started it: hush, whose environ and memory are the ones
+// the agent columns are about.
+func pastReaper(pid int) int {
+	cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	argv0, _, _ := strings.Cut(string(cl), "\x00")
+	if filepath.Base(argv0) != "hush-reaper" {
+		return pid
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return pid
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 2 {
+		return pid
+	}
+	if ppid, err := strconv.Atoi(f[1]); err == nil && ppid > 1 {
+		return ppid
+	}
+	return pid
 }
 
 // Line renders the report as one output line.
