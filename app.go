@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/config/atomicfile"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
@@ -61,6 +62,9 @@ func run(args []string) (code int) {
 	}()
 	return a.main(args)
 }
+
+// warn prints one warning sentence.
+func (a *app) warn(s string) { fmt.Fprintf(a.stderr, "hush: warning: %s\n", s) }
 
 // redact scrubs every secret hush knows of from s: the vault's (with the
 // credential-looking values of the start-up environment it includes), by
@@ -238,6 +242,13 @@ func (a *app) init() error {
 		a.dirs, a.initErr = config.ResolveDirs(a.ambient)
 		if a.initErr != nil {
 			return
+		}
+		// Temp files of a hush killed mid-write hold whole files (the vault
+		// too): they go at the next start.
+		for _, dir := range []string{a.dirs.Data, a.dirs.Config} {
+			if gone := atomicfile.RemoveStale(dir); len(gone) > 0 {
+				fmt.Fprintf(a.stderr, "hush: removed %d temporary file(s) a killed hush left in %s (%s)\n", len(gone), dir, strings.Join(gone, ", "))
+			}
 		}
 		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
 		if a.initErr == nil {

@@ -30,9 +30,12 @@ func (a *app) auditLog(asJSON bool, last int) error {
 		return err
 	}
 	path := filepath.Join(a.dirs.Data, auditlog.FileName)
-	entries, err := auditlog.Read(path)
+	entries, damage, err := auditlog.Read(path)
 	if err != nil {
 		return err
+	}
+	if msg := damage.Describe(path); msg != "" {
+		fmt.Fprintf(a.stderr, "hush: warning: %s\n", msg)
 	}
 	if last > 0 && len(entries) > last {
 		entries = entries[len(entries)-last:]

@@ -107,6 +107,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
+	audit.Notice = a.warn
 	return session.StartMCP(ctx, session.MCPOptions{Servers: servers, Dir: dir, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
 		Gate: session.Gate(a.cfg, prompter, false), Audit: audit, Session: session.NewID("mcp"), Version: version,
 		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, names...)
@@ -132,8 +133,11 @@ func (a *app) mcpList(noStart bool) error {
 			if s.Disabled {
 				state = mcp.Disabled
 			}
-			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state,
-				Command: strings.Join(append([]string{s.Command}, s.Args...), " ")})
+			command := strings.Join(append([]string{s.Command}, s.Args...), " ")
+			if s.URL != "" {
+				command = mcp.DisplayEndpoint(s)
+			}
+			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state, Command: command})
 		}
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -107,14 +107,14 @@ func (a *app) findSession(r resumeRequest, interactive bool) (*transcript.Sessio
 	if r.cont {
 		s, err := transcript.Latest(a.dirs.Data, dir)
 		if err != nil {
-			return nil, &exitError{1, fmt.Errorf("nothing to continue: %w", err)}
+			return nil, &exitError{exitFailure, fmt.Errorf("nothing to continue: %w", err)}
 		}
 		return s, nil
 	}
 	id := r.id
 	if id == "" {
 		if !interactive {
-			return nil, &exitError{2, errors.New("--resume needs a session id when there is no terminal to pick one: hush chat --resume ID (hush sessions list shows them)")}
+			return nil, &exitError{exitUsage, errors.New("--resume needs a session id when there is no terminal to pick one: hush chat --resume ID (hush sessions list shows them)")}
 		}
 		all, _, err := transcript.List(a.dirs.Data)
 		if err != nil {
@@ -128,7 +128,7 @@ func (a *app) findSession(r resumeRequest, interactive bool) (*transcript.Sessio
 			}
 		}
 		if len(opts) == 0 {
-			return nil, &exitError{1, fmt.Errorf("no session to resume in %s (hush sessions list shows every project's)", dir)}
+			return nil, &exitError{exitFailure, fmt.Errorf("no session to resume in %s (hush sessions list shows every project's)", dir)}
 		}
 		id, err = wizard.PickSession(context.Background(), a.stdin, a.stdout, a.ambient["ACCESSIBLE"] != "", opts)
 		if err != nil {
@@ -137,10 +137,10 @@ func (a *app) findSession(r resumeRequest, interactive bool) (*transcript.Sessio
 	}
 	s, err := transcript.Find(a.dirs.Data, id)
 	if err != nil {
-		return nil, &exitError{1, err}
+		return nil, &exitError{exitFailure, err}
 	}
 	if s.Project != "" && s.Project != dir {
-		return nil, &exitError{1, fmt.Errorf("session %s belongs to the project %s, not %s: resume it there (hush --dir %s chat --resume %s)",
+		return nil, &exitError{exitFailure, fmt.Errorf("session %s belongs to the project %s, not %s: resume it there (hush --dir %s chat --resume %s)",
 			s.ID, outbuf.Sanitize(s.Project), dir, outbuf.Sanitize(s.Project), s.ID)}
 	}
 	return s, nil

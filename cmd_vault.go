@@ -558,12 +558,11 @@ func (a *app) vaultReveal(name string) error {
 	var audit *auditlog.Log
 	if a.init() == nil {
 		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
+		audit.Notice = a.warn
 	}
-	record := func(d executor.Decision, source string) {
-		_ = audit.Record(auditlog.Entry{Tool: "hush vault reveal", Gate: executor.GateVaultRead + name, Decision: d, Source: source})
-	}
+	const subject = "hush vault reveal"
 	if ttyErr != nil {
-		record(executor.Deny, "no terminal")
+		_, _ = executor.Audited(revealGate{}, audit, "").Decide(context.Background(), executor.Request{GateID: executor.GateVaultRead + name, Subject: subject})
 		return &exitError{exitFailure, errors.New("vault reveal needs a controlling terminal and a person to confirm, and there is none here; tools run without one, so a tool cannot read the vault through hush")}
 	}
 	defer tty.Close()
@@ -571,16 +570,35 @@ func (a *app) vaultReveal(name string) error {
 	if err != nil {
 		return err
 	}
-	value, err := lv.Get(name)
-	if err != nil {
-		return err
+	if _, err := lv.Get(name); err != nil {
+		return err // no such secret: nothing to ask about
 	}
-	if !askTTY(tty, fmt.Sprintf("Show the value of %s (from the %s) on this terminal? [y/N] ", name, lv.Origin(name))) {
-		record(executor.Deny, "prompt")
+	gate := revealGate{tty: tty, question: fmt.Sprintf("Show the value of %s (from the %s) on this terminal? [y/N] ", name, lv.Origin(name))}
+	value, err := executor.GatedVault(context.Background(), executor.Audited(gate, audit, ""), subject, 0, lv).Get(name)
+	if errors.Is(err, executor.ErrDenied) {
 		fmt.Fprintln(tty, "not shown")
 		return nil
 	}
-	record(executor.Allow, "prompt")
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(tty, value)
 	return nil
+}
+
+// revealGate is `hush vault reveal`'s permission gate: the person at the
+// controlling terminal, or a denial when there is none.
+type revealGate struct {
+	tty      *os.File
+	question string
+}
+
+func (g revealGate) Decide(_ context.Context, req executor.Request) (executor.Verdict, error) {
+	if g.tty == nil {
+		return executor.Verdict{Decision: executor.Deny, Source: "no terminal", Message: "no controlling terminal"}, nil
+	}
+	if askTTY(g.tty, g.question) {
+		return executor.Verdict{Decision: executor.Allow, Source: "prompt"}, nil
+	}
+	return executor.Verdict{Decision: executor.Deny, Source: "prompt", Message: "not shown"}, nil
 }

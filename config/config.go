@@ -36,6 +36,8 @@ type Config struct {
 	Turn  TurnConfig            `toml:"turn"`
 	// Compaction is [compaction]: when a long conversation is summarized.
 	Compaction Compaction `toml:"compaction"`
+	// Telemetry is [telemetry]: the opt-in OpenTelemetry export.
+	Telemetry Telemetry `toml:"telemetry"`
 	// Sandbox is how host tools are contained (Linux).
 	Sandbox SandboxConfig `toml:"sandbox"`
 	Unsafe  Unsafe        `toml:"unsafe"`
@@ -138,9 +140,17 @@ type Rule struct {
 	Decision string `toml:"decision"` // allow | deny | ask
 }
 
-// MCPServer is one stdio MCP server, in the shape of the de-facto mcpServers
-// JSON (command, args, env).
+// MCPServer is one MCP server, in the shape of the de-facto mcpServers
+// JSON: a stdio server (command, args, env), or a remote one (url, type,
+// headers).
 type MCPServer struct {
+	// URL is a remote server's endpoint; Type is its transport: "http"
+	// (Streamable HTTP, the default) or "sse" (the older HTTP+SSE).
+	URL  string `toml:"url"`
+	Type string `toml:"type"`
+	// Headers are sent with every request to a remote server; values may
+	// hold ${NAME} references, read through the gate as mcp:<server>.
+	Headers  map[string]string `toml:"headers"`
 	Command  string            `toml:"command"`
 	Args     []string          `toml:"args"`
 	Env      map[string]string `toml:"env"`
@@ -150,6 +160,43 @@ type MCPServer struct {
 	// StartTimeout bounds start-up: spawn, MCP handshake, tool listing
 	// (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
+}
+
+// Remote reports whether the server is reached over HTTP.
+func (s MCPServer) Remote() bool { return s.URL != "" }
+
+// Transport is a remote server's transport, "http" or "sse".
+func (s MCPServer) Transport() string {
+	switch strings.ToLower(s.Type) {
+	case "sse":
+		return "sse"
+	}
+	return "http"
+}
+
+// Check says what is wrong with one server's settings.
+func (s MCPServer) Check() error {
+	switch {
+	case s.URL != "" && s.Command != "":
+		return errors.New("has both a command and a url; a server is either started (command) or reached (url)")
+	case s.URL == "" && s.Command == "":
+		if s.Type != "" && s.Type != "stdio" {
+			return fmt.Errorf("is a remote (%s) server without a url", s.Type)
+		}
+		return errors.New("command is empty (or give a url for a remote server)")
+	case s.URL != "":
+		switch strings.ToLower(s.Type) {
+		case "", "http", "streamable-http", "streamablehttp", "sse":
+		default:
+			return fmt.Errorf("type %q: want http (Streamable HTTP) or sse", s.Type)
+		}
+		if len(s.Env) > 0 || len(s.Args) > 0 {
+			return errors.New("a remote server takes headers, not args or env")
+		}
+	case len(s.Headers) > 0:
+		return errors.New("headers are for a remote server (url); a stdio server takes env")
+	}
+	return nil
 }
 
 // TurnConfig bounds one agent turn.
@@ -166,6 +213,15 @@ type Compaction struct {
 	ContextWindow int64   `toml:"context_window"` // tokens; default 128000
 	Threshold     float64 `toml:"threshold"`      // fraction of the window; default 0.8
 	KeepTurns     int     `toml:"keep_turns"`     // default 2
+}
+
+// Telemetry is [telemetry]. With an endpoint, every gate decision, tool
+// call and session is exported as OTLP/HTTP traces; without one nothing
+// is sent. Header values may hold ${NAME} references (an API key), read
+// from the vault by hush itself like model.api_key.
+type Telemetry struct {
+	Endpoint string            `toml:"endpoint"`
+	Headers  map[string]string `toml:"headers"`
 }
 
 // Duration is a time.Duration written as "30s" or "2m" in TOML.
@@ -301,8 +357,8 @@ func (c *Config) validate() error {
 		}
 	}
 	for _, name := range sortedKeys(c.MCP) {
-		if c.MCP[name].Command == "" {
-			return fmt.Errorf("mcp.%s.command is empty", name)
+		if err := c.MCP[name].Check(); err != nil {
+			return fmt.Errorf("mcp.%s: %v", name, err)
 		}
 	}
 	for _, l := range []struct {

@@ -127,7 +127,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			"mcp server without command",
 			"[mcp.github]\nargs = [\"serve\"]\n",
-			"invalid config: {path}: mcp.github.command is empty",
+			"invalid config: {path}: mcp.github: command is empty (or give a url for a remote server)",
 		},
 		{
 			"negative max_steps",

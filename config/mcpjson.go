@@ -25,10 +25,10 @@ import (
 // (under different names).
 const MCPFileName = "mcp.json"
 
-// mcpEntry is one server as the JSON formats write it. hush runs stdio
-// servers only; Type and URL are read so an http server is refused by
-// name rather than as "no command".
+// mcpEntry is one server as the JSON formats write it: a stdio server
+// (command, args, env, cwd) or a remote one (url, type, headers).
 type mcpEntry struct {
+	Headers  map[string]string          `json:"headers,omitempty"`
 	Type     string                     `json:"type,omitempty"`
 	Command  string                     `json:"command,omitempty"`
 	Args     []string                   `json:"args,omitempty"`
@@ -38,7 +38,7 @@ type mcpEntry struct {
 	URL      string                     `json:"url,omitempty"`
 }
 
-var mcpEntryKeys = map[string]bool{"type": true, "command": true, "args": true, "env": true, "cwd": true, "disabled": true, "url": true}
+var mcpEntryKeys = map[string]bool{"type": true, "command": true, "args": true, "env": true, "cwd": true, "disabled": true, "url": true, "headers": true}
 
 // mcpNameOK is what a server name may be, ^[A-Za-z0-9_-]{1,40}$: it becomes
 // the gate subject mcp:<name>, matched by glob rules, and part of the tool
@@ -131,10 +131,14 @@ func decodeEntry(name string, raw json.RawMessage) (s MCPServer, skip string, wa
 			warn = append(warn, fmt.Sprintf("server %q: ignored key %q (hush does not use it)", name, k))
 		}
 	}
-	switch {
-	case e.URL != "" || (e.Type != "" && e.Type != "stdio"):
-		return s, fmt.Sprintf("server %q: skipped: it is a remote (%s) server; hush runs stdio servers only", name, firstOf(e.Type, "url")), warn, nil
-	case e.Command == "":
+	if e.URL != "" || (e.Type != "" && e.Type != "stdio") {
+		r := MCPServer{URL: e.URL, Type: e.Type, Headers: e.Headers, Command: e.Command, Env: map[string]string{}, Disabled: e.Disabled}
+		if err := r.Check(); err != nil {
+			return s, "", nil, fmt.Errorf("mcp server %q %v", name, err)
+		}
+		return r, "", warn, nil
+	}
+	if e.Command == "" {
 		return s, "", nil, fmt.Errorf("mcp server %q has no command", name)
 	}
 	env := map[string]string{}
@@ -237,9 +241,12 @@ func AddMCPServers(path string, servers map[string]MCPServer) error {
 			b, _ := json.Marshal(v)
 			env[k] = b
 		}
-		e := mcpEntry{Command: s.Command, Args: s.Args, Env: env, Cwd: s.Dir, Disabled: s.Disabled}
+		e := mcpEntry{Command: s.Command, Args: s.Args, Env: env, Cwd: s.Dir, Disabled: s.Disabled, URL: s.URL, Type: s.Type, Headers: s.Headers}
 		if len(env) == 0 {
 			e.Env = nil
+		}
+		if s.Remote() && e.Type == "" {
+			e.Type = s.Transport()
 		}
 		b, err := json.Marshal(e)
 		if err != nil {

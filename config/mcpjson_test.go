@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,10 +40,10 @@ func TestParseMCPServers(t *testing.T) {
 			name: "vs code",
 			in: `{"inputs": [{"type": "promptString", "id": "token"}],
 				"servers": {"fs": {"type": "stdio", "command": "mcp-fs", "cwd": "/srv", "env": {"DEBUG": 1, "VERBOSE": true, "URL": "http://a//b"}},
-				"remote": {"type": "http", "url": "https://example.com/mcp"}}}`,
+				"remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}}}`,
 			want: map[string]config.MCPServer{"fs": {Command: "mcp-fs", Dir: "/srv",
-				Env: map[string]string{"DEBUG": "1", "VERBOSE": "true", "URL": "http://a//b"}}},
-			notes: []string{`server "remote": skipped: it is a remote (http) server; hush runs stdio servers only`},
+				Env: map[string]string{"DEBUG": "1", "VERBOSE": "true", "URL": "http://a//b"}},
+				"remote": {URL: "https://example.com/mcp", Type: "http", Headers: map[string]string{"Authorization": "Bearer ${GH_TOKEN}"}}},
 		},
 		{
 			name:  "bare servers object, unknown keys",
@@ -140,9 +139,15 @@ func TestMCPJSONFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {"r": {"url": "https://x"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = config.LoadMCPJSON(path)
-	if !errors.Is(err, config.ErrConfig) || err.Error() != "invalid config: "+path+`: server "r": skipped: it is a remote (url) server; hush runs stdio servers only` {
-		t.Errorf("remote server in mcp.json: %v", err)
+	remote, err := config.LoadMCPJSON(path)
+	if err != nil || remote["r"].URL != "https://x" || !remote["r"].Remote() || remote["r"].Transport() != "http" {
+		t.Errorf("remote server in mcp.json: %+v, %v", remote, err)
+	}
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"r": {"url": "https://x", "command": "x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = config.LoadMCPJSON(path); err == nil || !strings.Contains(err.Error(), "has both a command and a url") {
+		t.Errorf("a server with a command and a url: %v", err)
 	}
 }
 

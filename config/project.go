@@ -180,6 +180,7 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 		{"[model]", proj.Model, "a project does not choose where your API key is sent"},
 		{"[vault]", proj.Vault, "a project does not choose where your secrets live"},
 		{"[unsafe]", proj.Unsafe, "a project never switches protections off"},
+		{"[telemetry]", proj.Telemetry, "a project does not choose where your audit trail is sent"},
 	} {
 		if !reflect.ValueOf(s.v).IsZero() {
 			notes = append(notes, fmt.Sprintf("its %s is ignored (%s)", s.name, s.why))
@@ -260,8 +261,11 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 // HasSecretRefs reports whether an MCP server's config refers to any
 // secret (${NAME}) in its command, arguments, env or dir.
 func HasSecretRefs(s MCPServer) bool {
-	texts := append([]string{s.Command, s.Dir}, s.Args...)
+	texts := append([]string{s.Command, s.Dir, s.URL}, s.Args...)
 	for _, v := range s.Env {
+		texts = append(texts, v)
+	}
+	for _, v := range s.Headers {
 		texts = append(texts, v)
 	}
 	for _, t := range texts {

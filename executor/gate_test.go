@@ -141,7 +141,7 @@ func TestAuditRecordsEveryDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entries, err := auditlog.Read(path)
+	entries, _, err := auditlog.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,3 +91,76 @@ func (d *denials) list() []string {
 	defer d.mu.Unlock()
 	return append([]string(nil), d.ids...)
 }
+
+// Tee sends every event to each sink, and each optional capability to the
+// sinks that have it. nil sinks are skipped.
+func Tee(sinks ...Events) Events {
+	var t tee
+	for _, s := range sinks {
+		if s != nil {
+			t = append(t, s)
+		}
+	}
+	if len(t) == 1 {
+		return t[0]
+	}
+	return t
+}
+
+type tee []Events
+
+func (t tee) Text(d string) {
+	for _, s := range t {
+		s.Text(d)
+	}
+}
+
+func (t tee) ToolStart(c provider.ToolCall) {
+	for _, s := range t {
+		s.ToolStart(c)
+	}
+}
+
+func (t tee) ToolOutput(c provider.ToolCall, b []byte) {
+	for _, s := range t {
+		s.ToolOutput(c, b)
+	}
+}
+
+func (t tee) ToolEnd(c provider.ToolCall, r string, isErr bool) {
+	for _, s := range t {
+		s.ToolEnd(c, r, isErr)
+	}
+}
+
+func (t tee) TurnStarted(turn int) {
+	for _, s := range t {
+		if e, ok := s.(TurnEvents); ok {
+			e.TurnStarted(turn)
+		}
+	}
+}
+
+func (t tee) TurnCompleted(turn int, r TurnResult) {
+	for _, s := range t {
+		if e, ok := s.(TurnEvents); ok {
+			e.TurnCompleted(turn, r)
+		}
+	}
+}
+
+func (t tee) Permission(req Request, v Verdict) {
+	for _, s := range t {
+		if e, ok := s.(PermissionEvents); ok {
+			e.Permission(req, v)
+		}
+	}
+}
+
+func (t tee) ToolFinished(c provider.ToolCall, f ToolFinish) {
+	for _, s := range t {
+		if e, ok := s.(ToolFinishEvents); ok {
+			e.ToolFinished(c, f)
+		}
+	}
+}

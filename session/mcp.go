@@ -113,7 +113,7 @@ func StartMCP(ctx context.Context, o MCPOptions, names ...string) (*mcp.Manager,
 	mgr, err := mcp.NewManager(mcp.Options{
 		Sandbox: o.Sandbox,
 		Servers: o.Servers, Dir: o.Dir, Ambient: o.Ambient, Secrets: o.Scrub,
-		Grant: grant, Version: o.Version,
+		Grant: grant, Version: o.Version, HTTPClient: HTTPClient(o.Ambient),
 		UnsafeNoCredentialFilter: o.UnsafeNoCredentialFilter,
 	})
 	if err != nil {
@@ -137,7 +137,11 @@ func MCPServers(cfg config.Config, configDir string) ([]mcp.Server, error) {
 	}
 	out := make([]mcp.Server, 0, len(named))
 	for _, n := range named {
-		out = append(out, mcp.Server{Name: n.Name, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
+		transport := ""
+		if n.Remote() {
+			transport = n.Transport()
+		}
+		out = append(out, mcp.Server{Name: n.Name, URL: n.URL, Transport: transport, Headers: n.Headers, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
 			StartTimeout: n.StartTimeout.Duration, CallTimeout: n.Timeout.Duration, Disabled: n.Disabled, Source: n.Source})
 	}
 	return out, nil

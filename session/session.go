@@ -26,6 +26,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/telemetry"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
@@ -212,6 +213,24 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	audit := auditlog.Open(filepath.Join(opts.Dirs.Data, auditlog.FileName))
+	if stderr := opts.Stderr; stderr != nil {
+		audit.Notice = func(s string) { fmt.Fprintf(stderr, "hush: warning: %s\n", s) }
+	}
+	tel, err := openTelemetry(opts, id)
+	if err != nil {
+		transcriptFile.Close()
+		return nil, err
+	}
+	closeTel := func() {}
+	if tel != nil {
+		audit.Mirror(tel.Gate)
+		opts.Events = executor.Tee(opts.Events, tel)
+		closeTel = func() {
+			if err := tel.Close(5 * time.Second); err != nil {
+				fmt.Fprintf(opts.Stderr, "hush: %v\n", err)
+			}
+		}
+	}
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
@@ -222,6 +241,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 	if err != nil {
 		transcriptFile.Close()
+		closeTel()
 		audit.Close()
 		return nil, err
 	}
@@ -232,6 +252,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		stopExtra()
 		transcriptFile.Close()
+		closeTel()
 		audit.Close()
 		return nil, err
 	}
@@ -246,7 +267,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcriptFile,
+		Transcript: &reportingWriter{f: transcriptFile, notice: opts.Model.Notice},
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),
@@ -255,7 +276,29 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 
 		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
 	}
-	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stopExtra, transcript: transcriptFile, audit: audit}, nil
+	stop := func() { stopExtra(); closeTel() }
+	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stop, transcript: transcriptFile, audit: audit}, nil
+}
+
+// openTelemetry opens the [telemetry] export, if an endpoint is configured;
+// its header values' ${NAME} are read from the vault by hush itself, as the
+// model's API key is: no tool is involved.
+func openTelemetry(opts Options, id string) (*telemetry.Exporter, error) {
+	t := opts.Config.Telemetry
+	if t.Endpoint == "" {
+		return nil, nil
+	}
+	headers := map[string]string{}
+	for k, v := range t.Headers {
+		val, err := vault.Substitute(v, opts.Vault.Get)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry.headers.%s in config.toml: %w", k, err)
+		}
+		headers[k] = val
+	}
+	return telemetry.Open(telemetry.Options{Endpoint: t.Endpoint, Headers: headers, HTTPClient: HTTPClient(opts.Ambient),
+		Version: opts.Version, Session: id, Project: opts.Dir,
+		Model: firstNonEmpty(opts.Model.Provider, opts.Config.Model.Provider) + "/" + ModelName(opts.Config, opts.Model)})
 }
 
 // Close stops every MCP server and every background process the user did

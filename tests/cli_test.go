@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +52,39 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if !strings.Contains(model.Received(), `"model":"from-the-root"`) {
 		t.Errorf("the root's --model was not used:\n%s", model.Received())
+	}
+}
+
+// TestReadmeDemo: the README's first command — an exported DEMO_API_KEY,
+// a .env in the project, one rule — replays examples/demo.json: the
+// ungranted call gets neither value, the granted one gets the key (its
+// length arrives) and the screen shows it only redacted.
+func TestReadmeDemo(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	key := canary("demokey")
+	dotenv := canary("demodotenv")
+	w.setEnv("DEMO_API_KEY", key)
+	w.write(filepath.Join(w.project, ".env"), "DEMO_DOTENV_TOKEN="+dotenv+"\n")
+	w.config("[[rules]]\ngate = \"vault.read:DEMO_API_KEY\"\nsubject = \"bash\"\ndecision = \"allow\"\n")
+	demo, err := filepath.Abs(filepath.Join("..", "examples", "demo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startPTY(t, w, "run", "--provider", "replay", "--replay", demo, "--yes", "check what a tool can see")
+	if code := tm.wait(60 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	raw := tm.Raw()
+	for _, v := range []string{key, dotenv} {
+		if strings.Contains(raw, v) {
+			t.Errorf("the terminal received a demo secret's value")
+		}
+	}
+	screen := tm.Screen()
+	for _, want := range []string{"the key I was given: [REDACTED:DEMO_API_KEY]", fmt.Sprintf("│ %d\r\n", len(key)), "│ 0\r\n"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the demo's screen lacks %q:\n%s", want, screen)
+		}
 	}
 }

@@ -331,3 +331,47 @@ func TestChatEndsOnHangupAndTerm(t *testing.T) {
 		})
 	}
 }
+
+// TestTornAuditLogKeepsLaterRecords: `truncate -s -60 audit.jsonl` (a
+// write cut short) used to glue the next entry to the fragment, and `hush
+// audit log` failed on it from then on. Now the torn line is closed off
+// and reported, and every later record is readable.
+func TestTornAuditLogKeepsLaterRecords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "true"}}}},
+		step{text: "done"},
+	)
+	allowBashConfig(w, model)
+	if out, code := runHushWithin(t, w, 60*time.Second, "run", "one"); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	path := filepath.Join(w.dataDir, "audit.jsonl")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()-60); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runHushWithin(t, w, 60*time.Second, "run", "two")
+	if code != 0 || !strings.Contains(out, "the last line of "+path+" was torn") {
+		t.Errorf("second run: exit %d, want a warning that the last line was torn:\n%s", code, out)
+	}
+	cmd := exec.Command(hushBin, "audit", "log", "--json")
+	cmd.Env, cmd.Dir = w.env, w.project
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hush audit log: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "skipped 1 damaged line") {
+		t.Errorf("audit log stderr %q, want it to say one damaged line was skipped", stderr.String())
+	}
+	// Every record of the second run is there, whole.
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) < 1 || !strings.Contains(lines[len(lines)-1], `"gate":"tool.run:bash"`) {
+		t.Errorf("the second run's record is missing:\n%s", stdout.String())
+	}
+}

@@ -117,7 +117,8 @@ func TestRunDeniesSecretWithoutRule(t *testing.T) {
 	}
 	var sawDenial bool
 	for _, ev := range ofType(evs, "tool.finished") {
-		if strings.Contains(ev.str("result"), "[[rules]]\ngate = \"vault.read:VAULT_CANARY\"\nsubject = \"bash\"\ndecision = \"allow\"") {
+		r := strings.Join(strings.Fields(ev.str("result")), " ") // the rule, on one line or several
+		if strings.Contains(r, `[[rules]] gate = "vault.read:VAULT_CANARY" subject = "bash" decision = "allow"`) {
 			sawDenial = true
 		}
 	}

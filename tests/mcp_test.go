@@ -315,11 +315,13 @@ func TestMCPImportListAndTools(t *testing.T) {
 	w := newWorld(t)
 	token := canary("pasted")
 	w.canaries["pasted"] = token
+	headerToken := canary("pastedheader")
+	w.canaries["pasted-header"] = headerToken
 	w.config(fmt.Sprintf("[mcp.broken]\ncommand = %q\nargs = [\"-start=exit\"]\n", fs))
 	paste := fmt.Sprintf(`"mcpServers": {
   "everything": {"command": %q, "args": ["stdio"], "env": {"EVERYTHING_TOKEN": %q, "LOG_LEVEL": "debug"}},
-  "remote": {"url": "https://example.com/mcp"}
-}`, bin, token)
+  "remote": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer %s"}}
+}`, bin, token, headerToken)
 	cmd := exec.Command(hushBin, "mcp", "import", "-")
 	cmd.Env, cmd.Dir, cmd.Stdin = w.env, w.project, strings.NewReader(paste)
 	outBytes, err := cmd.CombinedOutput()
@@ -329,9 +331,9 @@ func TestMCPImportListAndTools(t *testing.T) {
 	}
 	w.assertNoCanary("import output", out)
 	for _, want := range []string{
-		`server "remote": skipped: it is a remote (url) server; hush runs stdio servers only`,
+		`server "remote": AUTHORIZATION: the value was moved into the vault as AUTHORIZATION; mcp.json refers to it as ${AUTHORIZATION}`,
 		`server "everything": EVERYTHING_TOKEN: the value was moved into the vault as EVERYTHING_TOKEN; mcp.json refers to it as ${EVERYTHING_TOKEN}`,
-		"added everything to " + filepath.Join(w.configDir, "mcp.json"),
+		"added everything, remote to " + filepath.Join(w.configDir, "mcp.json"),
 		"[[rules]]\ngate = \"vault.read:EVERYTHING_TOKEN\"\nsubject = \"mcp:everything\"\ndecision = \"allow\"",
 	} {
 		if !strings.Contains(out, want) {
@@ -343,12 +345,15 @@ func TestMCPImportListAndTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.assertNoCanary("mcp.json", string(mcpJSON))
+	if !strings.Contains(string(mcpJSON), `"Authorization": "${AUTHORIZATION}"`) || !strings.Contains(string(mcpJSON), `"url": "http://127.0.0.1:1/mcp"`) {
+		t.Errorf("mcp.json does not keep the remote server with its header in the vault:\n%s", mcpJSON)
+	}
 	if !strings.Contains(string(mcpJSON), `"EVERYTHING_TOKEN": "${EVERYTHING_TOKEN}"`) {
 		t.Errorf("mcp.json does not refer to the vault:\n%s", mcpJSON)
 	}
 	vaultFile, _ := os.ReadFile(filepath.Join(w.dataDir, "vault.env"))
-	if !strings.Contains(string(vaultFile), token) {
-		t.Error("the pasted token is not in the vault")
+	if !strings.Contains(string(vaultFile), token) || !strings.Contains(string(vaultFile), headerToken) {
+		t.Error("a pasted token is not in the vault")
 	}
 
 	out, err = runHush(w, "mcp", "list")

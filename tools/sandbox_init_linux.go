@@ -2,52 +2,53 @@
 
 package tools
 
-// The sandbox init: the steps between hush's fork and the tool's exec, in C,
-// run before the Go runtime exists.
+// The sandbox's set-up, in C, in two ways in.
 //
-// The spawn layer (sandbox_linux.go) starts every sandboxed child as
-// /proc/self/exe — hush itself, or the test binary — with argv[0]
-// sandboxInitArg0 and the plan on fd 3. This constructor, of higher
-// priority than any other, sees that argv[0] and never returns to the Go
-// runtime. It unshares new user, mount and PID namespaces (and network,
-// when the tool's network is off) with the user mapped to itself, hides each masked
-// path, gives root a /dev without disks, brings up lo, drops root's
-// capabilities to Docker's default set,
-// sets no_new_privs and a Landlock scope, and forks the namespace's init,
-// which mounts the namespace's /proc, forks and execs the tool, reaps
-// orphans and exits with the tool's status — which kills everything left
-// in the namespace (a `setsid sleep &` too). This process waits outside
-// the PID namespace and exits with the same status.
+// Most sandboxed children start with hush_sb_spawn: a vfork'd child of
+// hush (sharing its memory until it execs, as posix_spawn's does), cloned
+// straight into new user, mount and PID namespaces (and network, when the
+// tool's network is off). It maps the user to itself, hides each masked
+// path (an empty read-only file bound over a file or socket, an empty
+// read-only tmpfs over a directory), gives root a /dev without disks and
+// only Docker's default capabilities, brings up lo, sets no_new_privs and
+// a Landlock scope, mounts the namespace's own /proc and execs the tool,
+// which is the namespace's init: when it exits, everything left in the
+// namespace dies (a `setsid sleep &` too), and it dies with hush
+// (Pdeathsig).
 //
-// Why not clone flags on os/exec: with CLONE_NEWUSER Go forks hush's
-// whole address space instead of vfork'ing, and the mounts need code in
-// the child anyway. Why C: a Go runtime costs milliseconds to start, and
-// a tool call's budget is a fraction of that. Why not bubblewrap, which
-// does the same: measured interleaved with the same masks (scripts/bench,
-// BenchmarkSandboxedCall, 2 shared cores under load 8-12), `bash -c true`
-// took 2.4-6.0 ms in this sandbox, 4.6-13.4 ms through bwrap, 0.9-1.2 ms
-// bare: bwrap costs about twice as much, is one more package to install,
-// and its errors are not hush's sentences. What the design still pays over
-// a bare exec, in order: one exec of hush's binary (about half a bare
-// call), three processes where a bare call has one, and the namespaces'
-// set-up and teardown; reaching 1.5x needs the set-up done in a vfork'd
-// child of hush itself (no second exec), which os/exec cannot host.
+// A child to run as another user (Spec.Credential) and the Landlock-only
+// layer start through os/exec instead, as /proc/self/exe with argv[0]
+// sandboxInitArg0 and the plan on fd 3: the constructor below, of higher
+// priority than any other, answers to that argv[0] before the Go runtime
+// exists and never returns to it. It unshares the namespaces after Go has
+// changed user, so it forks the namespace's init, which mounts /proc,
+// forks and execs the tool, reaps orphans and exits with its status; the
+// first process waits outside the PID namespace and exits with the same.
 //
-// The plan on fd 3 is NUL-separated: the magic, a flags word, then one
-// "F<path>" (bind an empty read-only file over it) or "D<path>" (an empty
-// read-only tmpfs over it) per mask, after one "P<path>" (bind the
-// directory onto itself, recursively: it stays as it was, but a mount
-// point cannot be renamed or removed) per directory above hush's own dirs,
-// outermost first. Flags: N a network namespace with
-// only lo; T probe: stop once the namespace's /proc is mounted, exit 0;
-// L Landlock only, where the kernel refuses the namespaces: no_new_privs
-// and the Landlock scope, then exec the tool in place.
+// Why not clone flags on os/exec: with CLONE_NEWUSER Go forks hush's whole
+// address space instead of vfork'ing, and the mounts need code in the
+// child anyway. Why not bubblewrap, which does the same: measured
+// interleaved with the same masks (BenchmarkSandboxedCall, 2 shared cores
+// at load 8), bash -c true took 1.7-2.0 ms here (median per-call ratio
+// 1.6-2.0x a bare exec of about 1 ms), 8-19 ms through bwrap (8-17x).
+//
+// The plan (fd 3, or in memory for hush_sb_spawn) is NUL-separated: the
+// magic, a flags word, one "P<path>" per directory above hush's own dirs,
+// outermost first (bound onto itself, recursively: it stays as it was, but
+// a mount point cannot be renamed or removed), then one "F<path>" or
+// "D<path>" per mask. Flags: N
+// a network namespace with only lo; T probe: stop once the namespace's
+// /proc is mounted, exit 0; L Landlock only, where the kernel refuses the
+// namespaces: no_new_privs and the Landlock scope, then exec the tool in
+// place.
 
 /*
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -55,6 +56,7 @@ package tools
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -271,6 +273,113 @@ static void hush_sb_wait(pid_t pid) {
 	}
 }
 
+// hush_sb_setup is everything after the namespaces exist and before the
+// namespace's /proc: the id maps, the masks, root's /dev, lo, root's
+// capabilities, no_new_privs and the Landlock scope. Both ways in run it:
+// the init below and hush_sb_spawn's child.
+static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *masks, const char *end) {
+	char map[64];
+	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
+	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
+		hush_sb_die("write", "uid_map");
+	}
+	if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
+		hush_sb_die("write", "setgroups");
+	}
+	snprintf(map, sizeof map, "%ld %ld 1\n", (long)gid, (long)gid);
+	if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
+		hush_sb_die("write", "gid_map");
+	}
+	// From here on nobody may ptrace this process (hush_sb_spawn's child
+	// shares hush's memory until it execs).
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	// Nothing mounted here may reach the parent's namespace.
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+		hush_sb_die("make / private", NULL);
+	}
+	// The empty file bound over masked files lives on a private scratch
+	// tmpfs over /proc, which the namespace's own /proc then covers.
+	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
+		hush_sb_die("mount a tmpfs for the empty file", NULL);
+	}
+	int efd = open("/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (efd < 0) {
+		hush_sb_die("create the empty file", NULL);
+	}
+	close(efd);
+	for (const char *m = masks; m < end && *m; m += strlen(m) + 1) {
+		const char *p = m + 1;
+		if (*m == 'F') {
+			if (mount("/proc/empty", p, NULL, MS_BIND, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("hide", p);
+			}
+			if (hush_sb_readonly(p) != 0) {
+				hush_sb_die("make read-only", p);
+			}
+		} else if (*m == 'P') {
+			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("pin", p);
+			}
+		} else if (*m == 'D') {
+			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("hide", p);
+			}
+		}
+	}
+	// The working directory was entered before any of these mounts: left
+	// as it is, it stays on the mount underneath a pinned directory above
+	// it, where relative paths see none of the masks on top. Enter it again
+	// by its path, through the mounts as they are now.
+	{
+		char cwd[4096];
+		if (getcwd(cwd, sizeof cwd) == NULL || chdir(cwd) != 0) {
+			hush_sb_die("enter the working directory again", NULL);
+		}
+	}
+	if (root) {
+		hush_sb_minimal_dev();
+	}
+	// The scratch tmpfs stays under the namespace's /proc, which the init
+	// below mounts over it: unmounting it here would wait for an RCU grace
+	// period on every call, and the namespace's end frees it with the rest.
+	if (net) {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof ifr);
+		strcpy(ifr.ifr_name, "lo");
+		if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
+			hush_sb_die("bring up the loopback interface", NULL);
+		}
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) {
+			hush_sb_die("bring up the loopback interface", NULL);
+		}
+		close(s);
+	}
+	if (root) {
+		// Root: the tool stays root of this namespace, with root's file
+		// access, but only Docker's default capabilities — no
+		// CAP_SYS_ADMIN to unmount a mask, no CAP_SYS_PTRACE — and
+		// those only over this namespace. A user namespace it makes
+		// itself gets all capabilities, but there every mount is locked.
+		hush_sb_drop_caps();
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		hush_sb_die("set no_new_privs", NULL);
+	}
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	hush_sb_landlock_scope();
+}
+
 __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char **argv, char **envp) {
 	if (argc < 1 || argv == NULL || argv[0] == NULL || strcmp(argv[0], HUSH_SB_ARG0) != 0) {
 		return;
@@ -330,93 +439,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (net ? CLONE_NEWNET : 0)) != 0) {
 		hush_sb_die("create the namespaces", NULL);
 	}
-	char map[64];
-	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
-	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
-		hush_sb_die("write", "uid_map");
-	}
-	if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
-		hush_sb_die("write", "setgroups");
-	}
-	snprintf(map, sizeof map, "%ld %ld 1\n", (long)gid, (long)gid);
-	if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
-		hush_sb_die("write", "gid_map");
-	}
-	// Nothing mounted here may reach the parent's namespace.
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-		hush_sb_die("make / private", NULL);
-	}
-	// The empty file bound over masked files lives on a private scratch
-	// tmpfs over /proc, which the namespace's own /proc then covers.
-	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
-		hush_sb_die("mount a tmpfs for the empty file", NULL);
-	}
-	int efd = open("/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-	if (efd < 0) {
-		hush_sb_die("create the empty file", NULL);
-	}
-	close(efd);
-	for (const char *m = masks; m < end && *m; m += strlen(m) + 1) {
-		const char *p = m + 1;
-		if (*m == 'F') {
-			if (mount("/proc/empty", p, NULL, MS_BIND, NULL) != 0) {
-				if (hush_sb_skippable(errno)) {
-					continue;
-				}
-				hush_sb_die("hide", p);
-			}
-			if (hush_sb_readonly(p) != 0) {
-				hush_sb_die("make read-only", p);
-			}
-		} else if (*m == 'P') {
-			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
-				if (hush_sb_skippable(errno)) {
-					continue;
-				}
-				hush_sb_die("pin", p);
-			}
-		} else if (*m == 'D') {
-			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {
-				if (hush_sb_skippable(errno)) {
-					continue;
-				}
-				hush_sb_die("hide", p);
-			}
-		}
-	}
-	if (root) {
-		hush_sb_minimal_dev();
-	}
-	// The scratch tmpfs stays under the namespace's /proc, which the init
-	// below mounts over it: unmounting it here would wait for an RCU grace
-	// period on every call, and the namespace's end frees it with the rest.
-	if (net) {
-		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		struct ifreq ifr;
-		memset(&ifr, 0, sizeof ifr);
-		strcpy(ifr.ifr_name, "lo");
-		if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
-			hush_sb_die("bring up the loopback interface", NULL);
-		}
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) {
-			hush_sb_die("bring up the loopback interface", NULL);
-		}
-		close(s);
-	}
-	if (root) {
-		// Root: the tool stays root of this namespace, with root's file
-		// access, but only Docker's default capabilities — no
-		// CAP_SYS_ADMIN to unmount a mask, no CAP_SYS_PTRACE — and
-		// those only over this namespace. A user namespace it makes
-		// itself gets all capabilities, but there every mount is locked.
-		hush_sb_drop_caps();
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		hush_sb_die("set no_new_privs", NULL);
-	}
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	hush_sb_landlock_scope();
+	hush_sb_setup(uid, gid, root, net, masks, end);
 	// This process stays outside the PID namespace and waits for its init.
 	// hush's SIGTERM reaches the tool directly (it is in this process
 	// group); here it must not end the wait, so it gets a handler that
@@ -461,8 +484,333 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	free(plan);
 	hush_sb_wait(nsinit);
 }
+
+// hush_sb_spawn_args is one sandboxed start by hush_sb_spawn.
+struct hush_sb_spawn_args {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	const char *dir;
+	int fds[3];
+	int pdeathsig;
+	int net;
+	const char *masks, *end; // the masks part of a plan
+	uid_t uid;
+	gid_t gid;
+};
+
+// hush_sb_spawn_child runs in a child that shares hush's memory (vfork:
+// hush's calling thread waits until it execs or exits) and is already in
+// its new user, mount and PID namespaces — it is the PID namespace's init
+// and becomes the tool. It touches only its own stack and the arguments,
+// calls nothing that locks or allocates, and starts with every signal
+// blocked (hush_sb_spawn), so no Go handler can run here.
+static int hush_sb_spawn_child(void *p) {
+	struct hush_sb_spawn_args *a = p;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < 65; sig++) {
+		if (sig != SIGKILL && sig != SIGSTOP) {
+			sigaction(sig, &dfl, NULL);
+		}
+	}
+	int fds[3];
+	for (int i = 0; i < 3; i++) {
+		// Above 2 first, so that dup2 below cannot clobber one it needs.
+		fds[i] = fcntl(a->fds[i], F_DUPFD_CLOEXEC, 10);
+		if (fds[i] < 0) {
+			_exit(HUSH_SB_FAIL);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		if (dup2(fds[i], i) < 0) {
+			_exit(HUSH_SB_FAIL);
+		}
+	}
+	syscall(436, 3U, ~0U, 0U); // close_range
+	if (setsid() < 0) {
+		hush_sb_die("setsid", NULL);
+	}
+	if (a->pdeathsig) {
+		prctl(PR_SET_PDEATHSIG, a->pdeathsig, 0, 0, 0);
+	}
+	if (chdir(a->dir) != 0) {
+		hush_sb_die("chdir", a->dir);
+	}
+	// hush is not dumpable, and neither is this child of it, so its
+	// /proc/self files belong to root and a user could not write its own
+	// id maps: dumpable for those three writes only. (Only processes of
+	// the user outside hush could see this pid meanwhile; no tool can.)
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		hush_sb_die("mount /proc for the new PID namespace", NULL);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(a->path, a->argv, a->envp);
+	hush_sb_die("run", a->path);
+	return 0;
+}
+
+// hush_sb_spawn starts path in a sandbox of its own without a second exec:
+// a vfork'd child of hush, cloned straight into new user, mount and PID
+// namespaces, does the set-up and execs the tool, which is the namespace's
+// init. It returns the child's pid, or -errno when clone failed; a set-up
+// that fails later says why on the tool's stderr and exits 125.
+static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len) {
+	const char *flags = plan + sizeof HUSH_SB_MAGIC;
+	struct hush_sb_spawn_args a;
+	memset(&a, 0, sizeof a);
+	a.path = path;
+	a.argv = argv;
+	a.envp = envp;
+	a.dir = dir;
+	a.fds[0] = fd0;
+	a.fds[1] = fd1;
+	a.fds[2] = fd2;
+	a.pdeathsig = pdeathsig;
+	a.net = strchr(flags, 'N') != NULL;
+	a.masks = flags + strlen(flags) + 1;
+	a.end = plan + len;
+	a.uid = getuid();
+	a.gid = getgid();
+	size_t stack_size = 256 << 10;
+	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		return -errno;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int cflags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (a.net ? CLONE_NEWNET : 0);
+	int pid = clone(hush_sb_spawn_child, stack + stack_size, cflags, &a);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	munmap(stack, stack_size);
+	return pid < 0 ? -e : pid;
+}
 */
 import "C"
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
 // sandboxInitBuilt: the C init above is linked into this binary.
 const sandboxInitBuilt = true
+
+// directStart starts one sandboxed child with hush_sb_spawn instead of
+// os/exec, and does what os/exec's Start and Wait would: the child's
+// standard streams (files passed as they are, other readers and writers
+// through pipes copied by goroutines), cancellation by the context through
+// the command's Cancel, and WaitDelay for output a grandchild holds open.
+type directStart struct {
+	ctx  context.Context
+	prog string
+	plan []byte
+
+	parentEnds []*os.File // closed after Wait
+	copies     chan error
+	ncopies    int
+	done       chan struct{}
+}
+
+func (d *directStart) start(c *exec.Cmd) (err error) {
+	if c.Process != nil {
+		return errors.New("exec: already started")
+	}
+	if err := d.ctx.Err(); err != nil {
+		return err
+	}
+	var childEnds []*os.File
+	defer func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+		if err != nil {
+			for _, f := range d.parentEnds {
+				f.Close()
+			}
+		}
+	}()
+	d.copies = make(chan error, 3)
+	var copyFns []func() error
+	devNull := func(flag int) (*os.File, error) {
+		f, err := os.OpenFile(os.DevNull, flag, 0)
+		if err == nil {
+			childEnds = append(childEnds, f)
+		}
+		return f, err
+	}
+	var fds [3]*os.File
+	switch r := c.Stdin.(type) {
+	case nil:
+		if fds[0], err = devNull(os.O_RDONLY); err != nil {
+			return err
+		}
+	case *os.File:
+		fds[0] = r
+	default:
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		childEnds = append(childEnds, pr)
+		d.parentEnds = append(d.parentEnds, pw)
+		fds[0] = pr
+		copyFns = append(copyFns, func() error {
+			_, err := io.Copy(pw, r)
+			if cerr := pw.Close(); err == nil && !errors.Is(cerr, os.ErrClosed) {
+				err = cerr
+			}
+			if errors.Is(err, syscall.EPIPE) {
+				err = nil // the child stopped reading: not an error
+			}
+			return err
+		})
+	}
+	output := func(w io.Writer) (*os.File, error) {
+		switch w := w.(type) {
+		case nil:
+			return devNull(os.O_WRONLY)
+		case *os.File:
+			return w, nil
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		childEnds = append(childEnds, pw)
+		d.parentEnds = append(d.parentEnds, pr)
+		copyFns = append(copyFns, func() error {
+			_, err := io.Copy(w, pr)
+			pr.Close()
+			if errors.Is(err, os.ErrClosed) {
+				err = nil // closed by WaitDelay
+			}
+			return err
+		})
+		return pw, nil
+	}
+	if fds[1], err = output(c.Stdout); err != nil {
+		return err
+	}
+	if c.Stderr != nil && interfaceEqual(c.Stderr, c.Stdout) {
+		fds[2] = fds[1]
+	} else if fds[2], err = output(c.Stderr); err != nil {
+		return err
+	}
+
+	cstrs := func(ss []string) []*C.char {
+		out := make([]*C.char, len(ss)+1)
+		for i, s := range ss {
+			out[i] = C.CString(s)
+		}
+		return out
+	}
+	argv, envp := cstrs(c.Args), cstrs(c.Env)
+	path, dir := C.CString(d.prog), C.CString(c.Dir)
+	plan := C.CBytes(d.plan)
+	defer func() {
+		for _, p := range append(argv, envp...) {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(path))
+		C.free(unsafe.Pointer(dir))
+		C.free(plan)
+	}()
+	pdeathsig := 0
+	if c.SysProcAttr != nil {
+		pdeathsig = int(c.SysProcAttr.Pdeathsig)
+	}
+	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
+		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)))
+	runtime.KeepAlive(fds)
+	if pid < 0 {
+		return fmt.Errorf("sandbox: start %s: %w", c.Args[0], syscall.Errno(-pid))
+	}
+	p, err := os.FindProcess(int(pid))
+	if err != nil {
+		return err
+	}
+	c.Process = p
+	d.ncopies = len(copyFns)
+	for _, fn := range copyFns {
+		go func() { d.copies <- fn() }()
+	}
+	d.done = make(chan struct{})
+	if d.ctx.Done() != nil {
+		go func() {
+			select {
+			case <-d.ctx.Done():
+				if c.Cancel != nil {
+					_ = c.Cancel()
+				}
+			case <-d.done:
+			}
+		}()
+	}
+	return nil
+}
+
+func (d *directStart) wait(c *exec.Cmd) error {
+	err := c.Wait() // the process: sets ProcessState, an *exec.ExitError
+	if d.done != nil {
+		close(d.done)
+	}
+	var timeout <-chan time.Time
+	if c.WaitDelay > 0 {
+		t := time.NewTimer(c.WaitDelay)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var copyErr error
+	for i := 0; i < d.ncopies; i++ {
+		select {
+		case e := <-d.copies:
+			if copyErr == nil {
+				copyErr = e
+			}
+		case <-timeout:
+			// A grandchild holds the output open: stop copying.
+			for _, f := range d.parentEnds {
+				f.Close()
+			}
+			timeout = nil
+			if copyErr == nil {
+				copyErr = exec.ErrWaitDelay
+			}
+			i--
+		}
+	}
+	for _, f := range d.parentEnds {
+		f.Close()
+	}
+	if err == nil {
+		err = copyErr
+	}
+	return err
+}
+
+// interfaceEqual reports a == b without panicking on incomparable types.
+func interfaceEqual(a, b any) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}

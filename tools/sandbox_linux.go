@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,11 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The host sandbox, Linux: the kernel's namespaces, set up by a small init
-// in C (sandbox_init_linux.go) that hush's own binary runs before its Go
-// runtime would start. Go starts it like any child (vfork and exec, a new
-// session, Pdeathsig, Spec.Credential), so the sandbox costs one exec of
-// hush and two forks inside it, not a fork of hush's whole address space.
+// The host sandbox, Linux: the kernel's namespaces, set up in C
+// (sandbox_init_linux.go) by a vfork'd child of hush that execs the tool,
+// or, for a child to run as another user, by hush's own binary re-run as
+// an init before its Go runtime would start.
 
 // sandboxInitArg0 is the argv[0] the C init answers to.
 const sandboxInitArg0 = "hush-sandbox-init"
@@ -28,39 +28,45 @@ const sandboxInitArg0 = "hush-sandbox-init"
 const sandboxExe = "/proc/self/exe"
 
 // sandboxCmd turns cmd (already set up by Command for prog) into a
-// sandboxed start.
-func sandboxCmd(cmd *exec.Cmd, prog string, spec Spec) error {
+// sandboxed start. Most children start directly (directStart: a vfork'd
+// child of hush cloned into its namespaces, no second exec); a child to
+// run as another user (Spec.Credential) goes through the init, which
+// changes user before it unshares, and so does the Landlock-only layer.
+func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*directStart, error) {
 	st := SandboxStatus()
 	if !st.Namespaces {
 		if spec.Sandbox.Required {
-			return fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
+			return nil, fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
 		}
 		if !st.LandlockOnly {
-			return nil // the session said so at start
+			return nil, nil // the session said so at start
 		}
 		// The second layer: Landlock's scope, without namespaces.
 		plan, err := (*MaskSet)(nil).planFile("L", nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cmd.Path = sandboxExe
 		cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
 		cmd.ExtraFiles = []*os.File{plan}
-		return nil
+		return nil, nil
 	}
 	masks, err := spec.Sandbox.Masks.Masks()
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	flags := sandboxFlags(spec.Sandbox.NoNetwork)
+	if spec.Credential == nil {
+		return &directStart{ctx: ctx, prog: prog, plan: planBytes(flags, masks)}, nil
+	}
 	plan, err := spec.Sandbox.Masks.planFile(flags, masks)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd.Path = sandboxExe
 	cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{plan}
-	return nil
+	return nil, nil
 }
 
 // sandboxFlags returns the init's flags word.
@@ -76,6 +82,40 @@ func sandboxFlags(noNet bool) string {
 // plan (each reads it with pread, which moves no shared offset); a file no
 // longer cached is closed by its finalizer once no command holds it.
 func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
+	plan := planBytes(flags, masks)
+	key := string(plan)
+	cache := &planCache
+	if s != nil {
+		cache = &s.plans
+	}
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if f := cache.files[key]; f != nil {
+		return f, nil
+	}
+	fd, err := unix.MemfdCreate("hush-sandbox-plan", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: plan: %w", err)
+	}
+	if err := writeAll(fd, plan); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("sandbox: plan: %w", err)
+	}
+	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+	f := os.NewFile(uintptr(fd), "hush-sandbox-plan")
+	if cache.files == nil || len(cache.files) >= 8 {
+		cache.files = map[string]*os.File{}
+	}
+	cache.files[key] = f
+	return f, nil
+}
+
+// planCache serves a Sandbox without masks.
+var planCache plans
+
+// planBytes is the init's plan: magic, flags, then one F<path> or D<path>
+// per mask, NUL-separated (sandbox_init_linux.go reads it).
+func planBytes(flags string, masks []Mask) []byte {
 	var b bytes.Buffer
 	b.WriteString("HUSHSB1\x00")
 	b.WriteString(flags)
@@ -96,31 +136,7 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 		b.WriteString(m.Path)
 		b.WriteByte(0)
 	}
-	key := b.String()
-	cache := &planCache
-	if s != nil {
-		cache = &s.plans
-	}
-	cache.mu.Lock()
-	defer cache.mu.Unlock()
-	if f := cache.files[key]; f != nil {
-		return f, nil
-	}
-	fd, err := unix.MemfdCreate("hush-sandbox-plan", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: plan: %w", err)
-	}
-	if err := writeAll(fd, b.Bytes()); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("sandbox: plan: %w", err)
-	}
-	_, _ = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
-	f := os.NewFile(uintptr(fd), "hush-sandbox-plan")
-	if cache.files == nil || len(cache.files) >= 8 {
-		cache.files = map[string]*os.File{}
-	}
-	cache.files[key] = f
-	return f, nil
+	return b.Bytes()
 }
 
 // pins are the directories above hush's own data and config dirs,
@@ -145,9 +161,6 @@ func pins(masks []Mask) []string {
 	sort.Slice(out, func(i, j int) bool { return strings.Count(out[i], "/") < strings.Count(out[j], "/") })
 	return out
 }
-
-// planCache serves a Sandbox without masks.
-var planCache plans
 
 // probeSandbox starts one sandboxed child that sets everything up and exits
 // before running anything, and says what the kernel refused.

@@ -3,6 +3,8 @@
 package tools
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"runtime"
@@ -14,9 +16,15 @@ func probeSandbox() SandboxState {
 }
 
 // sandboxCmd runs the child unsandboxed, or refuses when it is required.
-func sandboxCmd(_ *exec.Cmd, _ string, spec Spec) error {
+func sandboxCmd(_ context.Context, _ *exec.Cmd, _ string, spec Spec) (*directStart, error) {
 	if spec.Sandbox.Required {
-		return fmt.Errorf("%w: %s", ErrSandboxRefused, SandboxStatus().Reason)
+		return nil, fmt.Errorf("%w: %s", ErrSandboxRefused, SandboxStatus().Reason)
 	}
-	return nil
+	return nil, nil
 }
+
+// directStart is never used here: no sandbox starts without os/exec.
+type directStart struct{}
+
+func (*directStart) start(*exec.Cmd) error { return errors.New("sandbox: not supported") }
+func (*directStart) wait(*exec.Cmd) error  { return errors.New("sandbox: not supported") }

@@ -49,3 +49,33 @@ func TestSandboxRenameAroundAMask(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxRelativePathsSeeTheMasks: the tool starts in the project, by
+// relative paths too, every mask holds — also where a directory above the
+// project was bound anew (the pins above hush's dirs): a working directory
+// left on the mount underneath would see none of the masks on top.
+func TestSandboxRelativePathsSeeTheMasks(t *testing.T) {
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	users := map[string]attacker{"self": {}}
+	if os.Getuid() == 0 {
+		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	for name, a := range users {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, a)
+			script := `cat .env .env.local sub/.env .envrc ../.local/share/hush/vault.env ../.config/hush/config.toml 2>&1; cat README`
+			if out := a.run(t, w.project, nil, script, nil); !leaks(out, w.canary) {
+				t.Fatalf("control: unsandboxed, the relative reads found nothing:\n%s", out)
+			}
+			out := a.run(t, w.project, nil, script, w.sandbox())
+			if leaks(out, w.canary) {
+				t.Errorf("a sandboxed tool read a masked file by a path relative to its working directory:\n%s", out)
+			}
+			if !strings.Contains(out, "VISIBLE") {
+				t.Errorf("the project's README is not readable in the sandbox:\n%s", out)
+			}
+		})
+	}
+}

@@ -64,12 +64,26 @@ func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out io.W
 func (a attacker) run(t *testing.T, dir string, env Env, script string, sb *Sandbox) string {
 	t.Helper()
 	var out bytes.Buffer
+	if sb == nil {
+		_ = a.bare(dir, env, script, &out).Run()
+		return out.String()
+	}
 	cmd, err := Command(context.Background(), a.spec(dir, env, script, sb, &out))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Run() // the attacks fail by design; their output is what counts
 	return out.String()
+}
+
+// bare is the control: the same child as a plain exec in a session of its
+// own, with none of the spawn layer's protections (no sandbox, no reaper).
+func (a attacker) bare(dir string, env Env, script string, out io.Writer) *exec.Cmd {
+	spec := a.spec(dir, env, script, nil, out)
+	cmd := exec.Command("/usr/bin/bash", spec.Args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, spec.Env.Environ(), out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: a.cred}
+	return cmd
 }
 
 // world is a home with hush's dirs, credential stores and a project, owned
@@ -252,10 +266,22 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 		// unsandboxed, as before the sandbox.
 		for _, sb := range []*Sandbox{w.sandbox(), nil} {
 			sibOut := new(lockedBuffer)
-			sib, err := Command(context.Background(), a.spec(w.project, Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}},
-				`printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`, sb, sibOut))
-			if err != nil {
-				t.Fatal(err)
+			sibEnv := Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}}
+			sibScript := `printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`
+			var sib interface {
+				Start() error
+				Wait() error
+			}
+			var sibPid func() int
+			if sb == nil {
+				c := a.bare(w.project, sibEnv, sibScript, sibOut)
+				sib, sibPid = c, func() int { return c.Process.Pid }
+			} else {
+				c, err := Command(context.Background(), a.spec(w.project, sibEnv, sibScript, sb, sibOut))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sib, sibPid = c, func() int { return c.Process.Pid }
 			}
 			if err := sib.Start(); err != nil {
 				t.Fatal(err)
@@ -269,7 +295,7 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 				t.Errorf("the granted secret did not arrive in its own tool: %q", got)
 			}
 			out := a.run(t, w.project, nil, script, sb)
-			_ = KillGroup(sib.Process.Pid, syscall.SIGKILL)
+			_ = KillGroup(sibPid(), syscall.SIGKILL)
 			_ = sib.Wait()
 			if sb == nil {
 				if !leaks(out, w.canary) {
@@ -280,8 +306,10 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 			if leaks(out, w.canary) {
 				t.Errorf("an ungranted sandboxed call read a sibling's secret:\n%s", out)
 			}
-			if !strings.Contains(out, "ppid=1\n") {
-				t.Errorf("the tool's parent is not its sandbox's init:\n%s", out)
+			// The tool is its PID namespace's init (its parent is outside),
+			// or, started as another user, the child of one.
+			if !strings.Contains(out, "ppid=0\n") && !strings.Contains(out, "ppid=1\n") {
+				t.Errorf("the tool's parent is visible to it:\n%s", out)
 			}
 		}
 	})
@@ -471,15 +499,16 @@ func TestSandboxParentHelper(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	dir := t.TempDir()
-	var sb *Sandbox
+	script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & exec sleep ` + mark + `1`
 	if os.Getenv(parentEnv+"_BOXED") != "" {
-		sb = &Sandbox{Required: true}
-	}
-	cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & exec sleep `+mark+`1`, sb, new(bytes.Buffer)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
+		cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, script, &Sandbox{Required: true}, new(bytes.Buffer)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := (attacker{}).bare(dir, nil, script, new(bytes.Buffer)).Start(); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Println("ready")

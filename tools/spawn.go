@@ -62,8 +62,41 @@ var ErrSecretInArgv = errors.New("refusing to start: a secret value would appear
 // values match ordinary text too often to be refused on.
 const minArgvSecret = 4
 
-// Command returns a ready, unstarted *exec.Cmd for spec.
-func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
+// Cmd is a ready, unstarted command from Command: an *exec.Cmd, whose
+// Start, Run and Wait a sandboxed child replaces (sandbox_linux.go starts
+// it itself, without os/exec's fork). Use its methods, not the embedded
+// *exec.Cmd's.
+type Cmd struct {
+	*exec.Cmd
+	direct *directStart // nil: os/exec starts it
+}
+
+// Start starts the command.
+func (c *Cmd) Start() error {
+	if c.direct != nil {
+		return c.direct.start(c.Cmd)
+	}
+	return c.Cmd.Start()
+}
+
+// Wait waits for it to exit and for its output to be copied.
+func (c *Cmd) Wait() error {
+	if c.direct != nil {
+		return c.direct.wait(c.Cmd)
+	}
+	return c.Cmd.Wait()
+}
+
+// Run starts it and waits.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Command returns a ready, unstarted command for spec.
+func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	if spec.Dir == "" {
 		return nil, errors.New("spawn: no working directory given")
 	}
@@ -100,12 +133,15 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 		killWithParent(cmd.SysProcAttr)
 	}
 	cmd.SysProcAttr.Credential = spec.Credential
+	var direct *directStart
 	if spec.Sandbox != nil {
-		if err := sandboxCmd(cmd, prog, spec); err != nil {
+		if direct, err = sandboxCmd(ctx, cmd, prog, spec); err != nil {
 			return nil, err
 		}
 	}
-	reapTree(cmd, prog, spec) // reaper_linux.go
+	if direct == nil {
+		reapTree(cmd, prog, spec) // reaper_linux.go
+	}
 	grace := spec.KillGrace
 	cmd.Cancel = func() error {
 		if grace > 0 {
@@ -117,7 +153,7 @@ func Command(ctx context.Context, spec Spec) (*exec.Cmd, error) {
 	}
 	// Without it a grandchild holding stdout open would keep Wait blocked.
 	cmd.WaitDelay = grace + 2*time.Second
-	return cmd, nil
+	return &Cmd{Cmd: cmd, direct: direct}, nil
 }
 
 // KillGroup signals the process group led by pid.

@@ -129,6 +129,9 @@ func (c *Chat) Run() error {
 		tea.WithoutSignalHandler(),
 		// A panic is reported by hush's own handler, redacted.
 		tea.WithoutCatchPanics(),
+		// Frames at most every 8 ms: a keystroke is on screen within one
+		// (bubbletea's maximum; an unchanged frame is not redrawn).
+		tea.WithFPS(120),
 	)
 	defer close(c.done)
 	final, err := c.prog.Run()
@@ -147,7 +150,7 @@ func (c *Chat) Run() error {
 
 func (c *Chat) banner() string {
 	return c.st.title.Render("hush chat") + c.st.dim.Render(" — "+c.modelLabel(c.cfg.Model)+" · "+c.shortDir()+" · sandbox "+c.cfg.Sandbox) + "\n" +
-		c.st.dim.Render("Tools get no secret unless you allow it. /help lists commands; Ctrl-C stops a turn, Ctrl-D exits; Alt-Enter adds a line.")
+		c.st.dim.Render("Tools get no secret unless you allow it. /help lists commands; Ctrl-C stops a turn, Ctrl-D exits.")
 }
 
 func (c *Chat) modelLabel(name string) string {
@@ -187,6 +190,27 @@ func (c *Chat) send(msg tea.Msg) {
 	if c.prog != nil {
 		c.prog.Send(msg)
 	}
+}
+
+// expandTabs puts spaces for tabs (stops every 8 columns): the renderer
+// counts a tab as one column, the terminal as up to eight.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		if r == '\t' {
+			n := 8 - col%8
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(r)
+		col++
+	}
+	return b.String()
 }
 
 // ---- executor.Events ----
@@ -237,8 +261,12 @@ func isHeading(md string) bool {
 // ToolStart implements executor.Events.
 func (c *Chat) ToolStart(call provider.ToolCall) {
 	c.flushText()
+	lead := ""
+	if c.needBlank {
+		lead = "\n"
+	}
 	c.needBlank = false
-	c.print(c.st.toolMark.Render("●") + " " + c.st.toolName.Render(outbuf.Sanitize(call.Name)) + " " +
+	c.print(lead + c.st.toolMark.Render("●") + " " + c.st.toolName.Render(outbuf.Sanitize(call.Name)) + " " +
 		c.st.args.Render(outbuf.Sanitize(SummarizeArgs(call.Args, max(40, int(c.width.Load())*2)))))
 	c.preview = toolPreview{max: c.cfg.PreviewLines}
 	c.send(activityMsg("running " + outbuf.Sanitize(call.Name)))
@@ -247,13 +275,13 @@ func (c *Chat) ToolStart(call provider.ToolCall) {
 // ToolOutput implements executor.Events.
 func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	for _, line := range c.preview.add(string(chunk)) {
-		c.print(c.st.pipe.Render("  │ ") + line)
+		c.print(c.st.pipe.Render("  │ ") + expandTabs(line))
 	}
 	// An unfinished line (a prompt, a progress bar, or bytes the redactor
 	// still holds back) is shown live until it ends.
 	partial := ""
 	if !c.preview.cut {
-		partial = c.preview.partial.String()
+		partial = expandTabs(c.preview.partial.String())
 	}
 	c.send(toolLineMsg(partial))
 }
@@ -262,7 +290,7 @@ func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
 func (c *Chat) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 	c.send(toolLineMsg(""))
 	if line, ok := c.preview.rest(); ok {
-		c.print(c.st.pipe.Render("  │ ") + line)
+		c.print(c.st.pipe.Render("  │ ") + expandTabs(line))
 	}
 	if c.preview.cut {
 		c.print(c.st.pipe.Render("  │ ") + c.st.dim.Render("… (preview cut; the model sees up to 32 KiB)"))

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/charmbracelet/glamour"
@@ -51,13 +52,15 @@ type markdown struct {
 // styleConfig is glamour's dark style with headings shown by colour and
 // weight rather than by their "##" markers, and no left margin, so the
 // text lines up with the tool call lines.
+//
+// Without colour (NO_COLOR) it is the same style with every colour taken
+// out: headings, bold and code blocks keep their weight and layout, which
+// NO_COLOR allows, and no colour sequence is sent.
 func styleConfig(color bool) ansi.StyleConfig {
-	if !color {
-		s := styles.NoTTYStyleConfig
-		s.Document.Margin = uintPtr(0)
-		return s
-	}
 	s := styles.DarkStyleConfig
+	if !color {
+		s = withoutColor(s)
+	}
 	s.Document.Margin = uintPtr(0)
 	for _, h := range []*ansi.StyleBlock{&s.H2, &s.H3, &s.H4, &s.H5, &s.H6} {
 		h.Prefix = ""
@@ -67,6 +70,42 @@ func styleConfig(color bool) ansi.StyleConfig {
 }
 
 func uintPtr(u uint) *uint { return &u }
+
+// withoutColor drops every color and background_color of a style, and
+// the code highlighting theme.
+func withoutColor(s ansi.StyleConfig) ansi.StyleConfig {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return styles.NoTTYStyleConfig
+	}
+	var tree any
+	if json.Unmarshal(b, &tree) != nil {
+		return styles.NoTTYStyleConfig
+	}
+	var strip func(v any)
+	strip = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			delete(t, "color")
+			delete(t, "background_color")
+			delete(t, "chroma")
+			for _, c := range t {
+				strip(c)
+			}
+		case []any:
+			for _, c := range t {
+				strip(c)
+			}
+		}
+	}
+	strip(tree)
+	b, _ = json.Marshal(tree)
+	var out ansi.StyleConfig
+	if json.Unmarshal(b, &out) != nil {
+		return styles.NoTTYStyleConfig
+	}
+	return out
+}
 
 // render returns md rendered, without the blank lines glamour puts around
 // a document. On a renderer error the text is shown as it came.

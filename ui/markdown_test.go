@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,9 +48,14 @@ func TestRenderStylesHeadingsAndCode(t *testing.T) {
 		}
 	}
 	t.Logf("%q", plain)
+	// Without colour: weight and layout stay, no colour is sent.
 	var bw markdown
-	if out := bw.render("## Plan\n\n**bold**\n", 80); strings.Contains(out, "\x1b[") {
+	out = bw.render("## Plan\n\n**bold**\n\n```go\nx := 1\n```\n", 80)
+	if regexp.MustCompile(`\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7]|38;|48;)[0-9;]*m`).MatchString(out) {
 		t.Errorf("colour without colour: %q", out)
+	}
+	if p := stripANSI(out); strings.Contains(p, "##") || strings.Contains(p, "**") || !strings.Contains(out, "\x1b[1mPlan") {
+		t.Errorf("without colour the Markdown is not rendered: %q", out)
 	}
 }
 

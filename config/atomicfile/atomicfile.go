@@ -11,6 +11,10 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // WriteFile replaces path with data, 0600. When check is not nil it runs
@@ -19,7 +23,9 @@ import (
 // the caller to wrap with what it was writing.
 func WriteFile(path string, data []byte, check func(tmp string) error) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	// The pid in the name lets RemoveStale tell a killed writer's leftover
+	// (it holds the whole new content, secrets included) from a live one.
+	f, err := os.CreateTemp(dir, tempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}
@@ -59,4 +65,50 @@ func WriteFile(path string, data []byte, check func(tmp string) error) error {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// tempPrefix is how WriteFile's temp files for path are named, before the
+// writer's pid: ".vault.env.tmp-".
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// staleAge is how old a temp file without a pid in its name (written by an
+// older hush) must be to count as a killed writer's: a write takes
+// milliseconds.
+const staleAge = time.Minute
+
+// RemoveStale removes the temp files WriteFile left in dir when its
+// process was killed between creating one and renaming it (SIGKILL during
+// `hush vault set` left one per kill, each holding the whole vault), and
+// returns their names. A temp file of a writer that still runs is kept.
+func RemoveStale(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		i := strings.Index(name, ".tmp-")
+		if !strings.HasPrefix(name, ".") || i < 0 || !e.Type().IsRegular() {
+			continue
+		}
+		rest := name[i+len(".tmp-"):]
+		pidText, _, hasPid := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		switch {
+		case hasPid && err == nil && pid > 0:
+			if pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue // its writer may still be at work
+			}
+		default:
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < staleAge {
+				continue
+			}
+		}
+		if os.Remove(filepath.Join(dir, name)) == nil {
+			removed = append(removed, name)
+		}
+	}
+	return removed
 }

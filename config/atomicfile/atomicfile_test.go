@@ -3,8 +3,13 @@ package atomicfile
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteFileReplacesWholeAndPrivate(t *testing.T) {
@@ -74,5 +79,58 @@ func assertNoTemp(t *testing.T, dir, base string) {
 		if e.Name() != base {
 			t.Errorf("left behind: %s", e.Name())
 		}
+	}
+}
+
+// TestRemoveStale: the temp file of a writer that was killed goes, one of
+// a writer still running stays, and WriteFile's temp files are 0600.
+func TestRemoveStale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A process that has exited: its pid names no process any more.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	stale := filepath.Join(dir, ".vault.env.tmp-"+strconv.Itoa(dead)+"-123")
+	live := filepath.Join(dir, ".vault.env.tmp-"+strconv.Itoa(os.Getppid())+"-456")
+	old := filepath.Join(dir, ".config.toml.tmp-789")
+	fresh := filepath.Join(dir, ".mcp.json.tmp-1011")
+	other := filepath.Join(dir, "vault.env")
+	for _, p := range []string{stale, live, old, fresh, other} {
+		if err := os.WriteFile(p, []byte("A=secret\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	got := RemoveStale(dir)
+	sort.Strings(got)
+	if want := []string{filepath.Base(old), filepath.Base(stale)}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("removed %q, want %q", got, want)
+	}
+	for _, p := range []string{live, fresh, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+	// WriteFile's temp file: 0600, named with the writer's pid.
+	var seen os.FileMode
+	err := WriteFile(filepath.Join(dir, "x.toml"), []byte("a"), func(tmp string) error {
+		fi, err := os.Stat(tmp)
+		if err != nil {
+			return err
+		}
+		seen = fi.Mode().Perm()
+		if !strings.HasPrefix(filepath.Base(tmp), ".x.toml.tmp-"+strconv.Itoa(os.Getpid())+"-") {
+			t.Errorf("temp file %s does not carry the pid", tmp)
+		}
+		return nil
+	})
+	if err != nil || seen != 0o600 {
+		t.Errorf("WriteFile: %v, temp file mode %v", err, seen)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -96,13 +97,34 @@ func appendJSONString(b []byte, s string) []byte {
 // the caches are cold). Before each record one stat(2) checks that path
 // still names that file; if it was removed or rotated, the record goes to
 // the file now at path (created if need be), never into the old one.
+//
+// Each record is one write(2) of one whole line. A file whose last line is
+// torn (a crash mid-write, a truncation) is closed off with a newline when
+// it is opened, so the next record starts a line of its own and every
+// later record stays readable; Notice is told. A write the disk cannot
+// take (it is full) is undone — the partial line cut off again — and
+// reported as an error, so the decision it records is not taken.
 type Log struct {
+	// Notice, if set, is told of damage found and repaired (one sentence).
+	Notice func(string)
+
 	mu       sync.Mutex
 	path     string
 	now      func() time.Time
 	fd       int
 	dev, ino uint64 // fd's file, to notice when path names another
 	open     bool   // fd is the log's file
+	mirror   func(Entry)
+}
+
+// Mirror makes every recorded entry also go to f (the OpenTelemetry
+// export), after it is written. Set it before the first Record.
+func (a *Log) Mirror(f func(Entry)) {
+	if a != nil {
+		a.mu.Lock()
+		a.mirror = f
+		a.mu.Unlock()
+	}
 }
 
 // Open returns the log at path (created 0600 on first write).
@@ -127,11 +149,69 @@ func (a *Log) Record(e Entry) error {
 	if err := a.reopen(); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if err := writeAll(a.fd, line); err != nil {
+	if err := a.writeLine(line); err != nil {
 		a.closeLocked()
 		return fmt.Errorf("audit: %w", &fs.PathError{Op: "write", Path: a.path, Err: err})
 	}
+	if a.mirror != nil {
+		a.mirror(e) // only what the file holds: a decision not recorded is not taken
+	}
 	return nil
+}
+
+// writeLine appends line with a single write(2): with O_APPEND a whole
+// line lands at once, never interleaved with another process's. A short
+// write (the disk filled up part-way) is cut off again, so no partial line
+// is left for the next record to be glued to.
+func (a *Log) writeLine(line []byte) error {
+	var n int
+	var err error
+	for {
+		n, err = syscall.Write(a.fd, line)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err == nil && n == len(line) {
+		return nil
+	}
+	if n > 0 {
+		var st syscall.Stat_t
+		if syscall.Fstat(a.fd, &st) == nil && st.Size >= int64(n) && a.endsWith(st.Size, line[:n]) {
+			_ = syscall.Ftruncate(a.fd, st.Size-int64(n))
+		}
+	}
+	if err == nil {
+		err = syscall.ENOSPC // a short write: the file system took only part
+	}
+	return err
+}
+
+// endsWith reports whether the file's last bytes, before size, are b: the
+// partial line this process just wrote, and nobody's record after it.
+func (a *Log) endsWith(size int64, b []byte) bool {
+	got := make([]byte, len(b))
+	n, err := syscall.Pread(a.fd, got, size-int64(len(b)))
+	return err == nil && n == len(b) && string(got) == string(b)
+}
+
+// closeTornLine ends the file's last line with a newline if it has none:
+// the part of a record whose write was cut short. The records before it
+// stay as they are, and the next starts a line of its own.
+func (a *Log) closeTornLine(fd int, size int64) {
+	if size == 0 {
+		return
+	}
+	last := make([]byte, 1)
+	if n, err := syscall.Pread(fd, last, size-1); err != nil || n != 1 || last[0] == '\n' {
+		return
+	}
+	if _, err := syscall.Write(fd, []byte("\n")); err != nil {
+		return
+	}
+	if a.Notice != nil {
+		a.Notice(fmt.Sprintf("the last line of %s was torn (a write cut short, %s); it was closed off and is skipped when the log is read, and every other record is kept", a.path, "or a truncated file"))
+	}
 }
 
 // reopen makes a.fd a descriptor of the file now at a.path, creating it (and
@@ -158,6 +238,7 @@ func (a *Log) reopen() error {
 		return &fs.PathError{Op: "stat", Path: a.path, Err: err}
 	}
 	a.fd, a.dev, a.ino, a.open = fd, uint64(st.Dev), uint64(st.Ino), true
+	a.closeTornLine(fd, st.Size)
 	return nil
 }
 
@@ -179,60 +260,103 @@ func (a *Log) closeLocked() {
 	}
 }
 
-// openAppend opens path (created 0600) for write(2) with O_APPEND, so
+// openAppend opens path (created 0600) for write(2) with O_APPEND (and for
+// reading its end, to find and cut off a torn line), so
 // entries of concurrent hush processes never interleave. It uses the
 // syscall package rather than os.OpenFile because on Linux an os.File for a
 // regular file costs four more system calls (the netpoller trying fcntl
 // and epoll_ctl on it).
 func openAppend(path string) (int, error) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_APPEND|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return fd, nil
 }
 
-func writeAll(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Write(fd, b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
+// Damage is what Read skipped: lines that are not an audit entry (a torn
+// write, an edit), by line number.
+type Damage struct {
+	Lines []int
 }
 
-// Read reads every entry of the log at path; a missing log is empty.
-// A line that does not parse is reported by number.
-func Read(path string) ([]Entry, error) {
+// Describe says what was skipped, in one sentence; "" when nothing was.
+func (d Damage) Describe(path string) string {
+	if len(d.Lines) == 0 {
+		return ""
+	}
+	nums := make([]string, 0, min(len(d.Lines), 10))
+	for _, n := range d.Lines[:min(len(d.Lines), 10)] {
+		nums = append(nums, strconv.Itoa(n))
+	}
+	more := ""
+	if len(d.Lines) > 10 {
+		more = fmt.Sprintf(" and %d more", len(d.Lines)-10)
+	}
+	what := "line"
+	if len(d.Lines) > 1 {
+		what = "lines"
+	}
+	return fmt.Sprintf("%s: skipped %d damaged %s (not an audit entry: %s%s); every other record is shown", path, len(d.Lines), what, strings.Join(nums, ", "), more)
+}
+
+// Read reads every entry of the log at path; a missing log is empty. A
+// line that does not parse is skipped and counted in Damage, by number,
+// never the end of the reading: one torn line must not hide every record
+// after it.
+func Read(path string) ([]Entry, Damage, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, Damage{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, Damage{}, err
 	}
 	defer f.Close()
-	return decode(f, path)
+	return decode(f)
 }
 
-func decode(r io.Reader, name string) ([]Entry, error) {
+// maxLine bounds one line; a longer one is damage, not an entry.
+const maxLine = 1 << 20
+
+func decode(r io.Reader) ([]Entry, Damage, error) {
 	var out []Entry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(sc.Bytes()) == 0 {
+	var d Damage
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if len(line) > 0 {
+			var e Entry
+			if len(line) > maxLine || json.Unmarshal(line, &e) != nil || e.Gate == "" || e.Time.IsZero() {
+				d.Lines = append(d.Lines, n)
+			} else {
+				out = append(out, e)
+			}
+		}
+		if err == io.EOF {
+			return out, d, nil
+		}
+		if err != nil {
+			return out, d, err
+		}
+	}
+}
+
+// readLine returns the next line without its newline, keeping at most
+// maxLine+1 bytes of an overlong one (enough to know it is too long).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line) <= maxLine {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return out, fmt.Errorf("%s line %d: not an audit entry", name, n)
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
 		}
-		out = append(out, e)
+		return line, err
 	}
-	return out, sc.Err()
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -251,7 +250,7 @@ func (m *Manager) redactor() (*redact.Redactor, error) {
 }
 
 // wait reaps the process and records how it ended.
-func (p *proc) wait(cmd *exec.Cmd, red *redact.Writer) {
+func (p *proc) wait(cmd *tools.Cmd, red *redact.Writer) {
 	err := cmd.Wait()
 	if red != nil {
 		_ = red.Close() // flush a held-back tail

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -47,7 +48,7 @@ func loadForChange(t target, name string) (change, error) {
 	if fi.Size() > MaxWriteBytes {
 		return c, fmt.Errorf("%s is %s; write and edit handle files up to %s", name, size(fi.Size()), size(MaxWriteBytes))
 	}
-	data, err := os.ReadFile(t.Real)
+	data, err := readRegular(t.Real, name, MaxWriteBytes)
 	if err != nil {
 		return c, fmt.Errorf("read %s: %w", name, unwrapPathError(err))
 	}
@@ -56,6 +57,21 @@ func loadForChange(t target, name string) (change, error) {
 	}
 	c.existed, c.old, c.mode = true, data, fi.Mode().Perm()
 	return c, nil
+}
+
+// placeholder is the redactor's stand-in for a secret value.
+var placeholder = regexp.MustCompile(`\[REDACTED:[^\]\s]+\]`)
+
+// checkPlaceholders refuses new content with more redaction placeholders
+// than the file had: the model saw a secret in the file as [REDACTED:NAME]
+// and writing that back would replace the user's real value with it (and
+// the approval's diff, redacted too, would show both lines alike).
+func (c change) checkPlaceholders(name string) error {
+	if n, o := len(placeholder.FindAllIndex(c.new, -1)), len(placeholder.FindAllIndex(c.old, -1)); n > o {
+		return fmt.Errorf("refused: the new content of %s holds %s, the placeholder the model is shown instead of a secret; "+
+			"writing it would replace the real value in the file. Leave the lines holding secrets out of the change", name, placeholder.Find(c.new))
+	}
+	return nil
 }
 
 // preview is the gate request of a change: the complete unified diff.
@@ -104,7 +120,7 @@ var ErrChanged = errors.New("changed since the diff was shown")
 // directory and is renamed over the old one, so a reader never sees half
 // a file and a failure leaves the old one whole.
 func (c change) apply(name string) error {
-	cur, err := os.ReadFile(c.path)
+	cur, err := readRegular(c.path, name, MaxWriteBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if c.existed {

@@ -39,6 +39,8 @@ func TestEditErrors(t *testing.T) {
 			"edit 2 of 3: old text not found in a.go after the edits before it; nothing was changed"},
 		{"dotenv", EditParams{Path: ".env", Old: ptr("X"), New: ptr("Y")}, MaskedDotEnv},
 		{"binary", EditParams{Path: "bin", Old: ptr("\x00"), New: ptr("y")}, "refused: bin is a binary file (application/octet-stream); write and edit change text files only"},
+		{"a redacted secret written back", EditParams{Path: "a.go", Old: ptr("func B() {}"), New: ptr("const key = \"[REDACTED:API_KEY]\"")},
+			"refused: the new content of a.go holds [REDACTED:API_KEY], the placeholder the model is shown instead of a secret; writing it would replace the real value in the file. Leave the lines holding secrets out of the change"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +165,7 @@ func TestWriteErrors(t *testing.T) {
 		{"symlink to vault", WriteParams{Path: "link", Content: "x"}, "masked: " + filepath.Join(f.vault, "vault.env") + " is hush's data dir (" + filepath.Join(f.dir, "link") + " leads there through a symlink); hush's file tools never touch it"},
 		{"dangling symlink into vault", WriteParams{Path: "dangling", Content: "x"}, "masked: " + filepath.Join(f.vault, "new.env") + " is hush's data dir (" + filepath.Join(f.dir, "dangling") + " leads there through a symlink); hush's file tools never touch it"},
 		{"directory", WriteParams{Path: ".", Content: "x"}, ". is a directory"},
+		{"too big", WriteParams{Path: "big", Content: strings.Repeat("x", MaxWriteBytes+1)}, "content is 16.0 MiB; write handles files up to 16.0 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

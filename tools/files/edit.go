@@ -109,6 +109,9 @@ func (e Edit) Preview(_ context.Context, tc *executor.ToolContext, raw json.RawM
 		return executor.Preview{}, fmt.Errorf("the edited %s would be %s; edit handles files up to %s", name, size(int64(len(text))), size(MaxWriteBytes))
 	}
 	c.new = []byte(text)
+	if err := c.checkPlaceholders(name); err != nil {
+		return executor.Preview{}, err
+	}
 	return c.preview("edit", name, t), nil
 }
 

@@ -157,6 +157,9 @@ func checkPath(check Check, shown, real string) error {
 	if check == nil {
 		return errors.New("refused: hush's mask check is not configured, so the file tools touch nothing")
 	}
+	if procPath(real) || procPath(shown) {
+		return errors.New(procRefusal)
+	}
 	for _, p := range []string{real, shown} {
 		if reason, masked := check(p); masked {
 			if isDotEnv(p) {
@@ -170,6 +173,17 @@ func checkPath(check Check, shown, real string) error {
 		}
 	}
 	return nil
+}
+
+// procRefusal: the file tools run inside hush, so /proc is hush's own view
+// of every process of the user — hush's memory and the environments of
+// the user's shells. A sandboxed tool sees a /proc of its own instead;
+// the file tools refuse it whole. (Not a mask: the mask list is what a
+// sandboxed tool must not see; this is what only an in-process tool could.)
+const procRefusal = "refused: the file tools do not read /proc (from inside hush it shows hush's memory and other processes' environments); use bash, whose /proc is its own"
+
+func procPath(p string) bool {
+	return p == "/proc" || strings.HasPrefix(p, "/proc/")
 }
 
 // isDotEnv reports whether p names a .env file (.env, .env.local, .envrc):

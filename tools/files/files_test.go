@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hushcli/hush/executor"
@@ -110,6 +111,9 @@ func TestReadErrors(t *testing.T) {
 	}
 	f.write(filepath.Join(f.outside, "x.bin"), "\x00\x01\x02binary")
 	f.write("bin.dat", "PK\x03\x04\x00\x00zipdata")
+	if err := syscall.Mkfifo(filepath.Join(f.dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	vaultFile := filepath.Join(f.vault, "vault.env")
 	tests := []struct {
 		name string
@@ -130,6 +134,10 @@ func TestReadErrors(t *testing.T) {
 		{"binary", ReadParams{Path: "bin.dat"}, "refused: bin.dat is a binary file (application/zip, 13 bytes); read shows text only"},
 		{"binary outside", ReadParams{Path: filepath.Join(f.outside, "x.bin")}, "refused: " + filepath.Join(f.outside, "x.bin") + " is a binary file (application/octet-stream, 9 bytes); read shows text only"},
 		{"past the end", ReadParams{Path: "a.txt", Offset: 9}, "a.txt has fewer than 9 lines"},
+		{"fifo", ReadParams{Path: "fifo"}, "fifo is not a regular file (p---------)"},
+		{"hush's own environ", ReadParams{Path: "/proc/self/environ"}, procRefusal},
+		{"another process's environ", ReadParams{Path: "/proc/1/environ"}, procRefusal},
+		{"a device", ReadParams{Path: "/dev/zero"}, "/dev/zero is not a regular file (Dc---------)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

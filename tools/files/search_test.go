@@ -93,6 +93,7 @@ func TestGrep(t *testing.T) {
 		{"context joins", GrepParams{Pattern: "needle", Path: "pkg/a.go", Context: 2}, "pkg/a.go-1-package pkg\npkg/a.go-2-\npkg/a.go:3:// needle one\npkg/a.go-4-var x = 1\npkg/a.go-5-var y = 2\npkg/a.go-6-var z = 3\npkg/a.go:7:// needle two\n", "2 matching lines in 1 file", ""},
 		{"cap", GrepParams{Pattern: "needle", Path: "pkg", MaxMatches: 1}, "pkg/a.go:3:// needle one\n", "1 matching line; stopped at 1: narrow the pattern, path or glob, or raise max_matches", ""},
 		{"no match", GrepParams{Pattern: "haystack"}, "", "no matches for haystack; 2 masked paths skipped", ""},
+		{"proc", GrepParams{Pattern: "PATH=", Path: "/proc/self"}, "", "", procRefusal},
 		{"bad regexp", GrepParams{Pattern: "a("}, "", "", `bad arguments: pattern "a(" is not a valid regular expression: missing closing )`},
 		{"bad context", GrepParams{Pattern: "a", Context: 11}, "", "", "bad arguments: context must be between 0 and 10"},
 		{"bad cap", GrepParams{Pattern: "a", MaxMatches: 5000}, "", "", "bad arguments: max_matches must be between 1 and 2000"},

@@ -168,7 +168,7 @@ func (w *walker) dir(t dirTask) []dirTask {
 
 // allowed asks the mask check about path and counts a refusal.
 func (w *walker) allowed(path string) bool {
-	if _, masked := w.check(path); masked {
+	if _, masked := w.check(path); masked || procPath(path) {
 		w.masked.Add(1)
 		return false
 	}

@@ -61,6 +61,9 @@ func (w Write) Preview(_ context.Context, tc *executor.ToolContext, raw json.Raw
 		return executor.Preview{}, err
 	}
 	c.new = []byte(p.Content)
+	if err := c.checkPlaceholders(name); err != nil {
+		return executor.Preview{}, err
+	}
 	return c.preview("write", name, t), nil
 }
 

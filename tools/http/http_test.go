@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
@@ -300,5 +301,71 @@ func TestPreviewDetail(t *testing.T) {
 	pv, err := httptool.Tool{}.Preview(context.Background(), nil, json.RawMessage(`{"method":"put","url":"https://example.com/a?b=1","body":"xyz"}`))
 	if err != nil || pv.Detail != "PUT https://example.com/a?b=1 (3-byte body)" {
 		t.Errorf("preview = %+v, %v", pv, err)
+	}
+}
+
+// Proxies come from hush's start-up snapshot (ToolContext.Ambient), not
+// from the process environment; the proxy itself may be on loopback.
+func TestProxyFromAmbient(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	proxy := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.String())
+		mu.Unlock()
+		fmt.Fprint(w, "via proxy")
+	}))
+	defer proxy.Close()
+	raw, _ := json.Marshal(httptool.Params{URL: "http://docs.example.invalid/page"})
+	var out bytes.Buffer
+	tc := &executor.ToolContext{Ambient: map[string]string{"HTTP_PROXY": proxy.URL}, Output: &out}
+	res, err := httptool.Tool{}.Run(context.Background(), tc, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "GET http://docs.example.invalid/page" || !strings.Contains(out.String(), "via proxy") || res.Status != "HTTP 200" {
+		t.Errorf("proxy saw %q; output %q %q", seen, out.String(), res.Status)
+	}
+	// Through the proxy, a private target is still refused by name.
+	raw, _ = json.Marshal(httptool.Params{URL: "http://10.1.2.3/"})
+	if _, err := (httptool.Tool{}).Run(context.Background(), tc, raw); err == nil || !strings.HasPrefix(err.Error(), "refused: 10.1.2.3 is a loopback, private") {
+		t.Errorf("a private target through the proxy: %v", err)
+	}
+	if len(seen) != 1 {
+		t.Errorf("the proxy was asked for a private target: %q", seen)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	slow := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	_, _, err := run(t, httptool.Tool{AllowPrivate: true}, httptool.Params{URL: slow.URL + "/slow", TimeoutSeconds: 1})
+	if want := "GET " + slow.URL + "/slow: timed out after 1s"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// A proxy in hush's own process environment is not used: only the
+// snapshot counts.
+func TestProcessEnvironmentProxyIgnored(t *testing.T) {
+	hit := false
+	proxy := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) { hit = true }))
+	defer proxy.Close()
+	t.Setenv("HTTP_PROXY", proxy.URL)
+	t.Setenv("http_proxy", proxy.URL)
+	raw, _ := json.Marshal(httptool.Params{URL: "http://docs.example.invalid/page", TimeoutSeconds: 5})
+	_, err := httptool.Tool{}.Run(context.Background(), &executor.ToolContext{Ambient: map[string]string{}, Output: io.Discard}, raw)
+	if hit {
+		t.Error("the process environment's proxy was used")
+	}
+	if err == nil || !strings.Contains(err.Error(), "docs.example.invalid") {
+		t.Errorf("want a lookup failure for the unproxied host, got %v", err)
 	}
 }

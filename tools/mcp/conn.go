@@ -49,6 +49,19 @@ type conn struct {
 	reason    string        // why it ended unexpectedly; set before dead closes (stderr aside)
 	onDead    func(*conn)
 	once      sync.Once
+
+	// remote: an HTTP session, no process of hush's (pid 0). hide are its
+	// header values, kept out of every message.
+	remote bool
+	hide   []string
+}
+
+// hideIn removes the connection's header values from text.
+func (c *conn) hideIn(text string) string {
+	for _, v := range c.hide {
+		text = strings.ReplaceAll(text, v, "[REDACTED]")
+	}
+	return text
 }
 
 // spawn starts the server with env and completes the MCP handshake and the
@@ -124,7 +137,7 @@ func startError(s Server, dir string, err error) error {
 	return fmt.Errorf("cannot start %q: %w", s.Command, err)
 }
 
-func (c *conn) reap(cmd *exec.Cmd) {
+func (c *conn) reap(cmd *tools.Cmd) {
 	c.waitErr = cmd.Wait()
 	c.ps = cmd.ProcessState
 	close(c.exited)
@@ -191,6 +204,14 @@ func frameTooLarge(err error) bool {
 // gone reports, without waiting, whether the server's process was reaped
 // or its session ended.
 func (c *conn) gone() bool {
+	if c.remote {
+		select {
+		case <-c.dead:
+			return true
+		default:
+			return false
+		}
+	}
 	select {
 	case <-c.exited:
 		return true
@@ -253,6 +274,14 @@ func (c *conn) watch() {
 		c.markDead("")
 		return
 	}
+	if c.remote {
+		reason := "closed the MCP connection"
+		if werr != nil {
+			reason = "broke the MCP connection: " + shorten(c.hideIn(werr.Error()), 200)
+		}
+		c.markDead(reason)
+		return
+	}
 	select {
 	case <-c.exited:
 	case <-time.After(exitNotice):
@@ -303,6 +332,13 @@ func (c *conn) isDead(d time.Duration) bool {
 
 // kill stops the process group at once and reaps the process.
 func (c *conn) kill() {
+	if c.remote {
+		if c.cs != nil {
+			_ = c.cs.Close()
+		}
+		c.cancel()
+		return
+	}
 	c.cancel()
 	_ = tools.KillGroup(c.pid, syscall.SIGKILL)
 	for _, f := range c.pipes {
@@ -319,6 +355,14 @@ func (c *conn) kill() {
 // called more than once.
 func (c *conn) close() {
 	c.closing.Store(true)
+	if c.remote {
+		if c.cs != nil {
+			_ = c.cs.Close() // ends the HTTP session (DELETE, for Streamable HTTP)
+		}
+		c.cancel()
+		c.markDead("")
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		if c.cs != nil {

@@ -78,12 +78,42 @@ func PlanImport(req ImportRequest) (ImportPlan, error) {
 		}
 		report = append(report, lines...)
 		s.Env = env
+		if len(s.Headers) > 0 {
+			headers, lines, hrefs, err := importHeaders(req, name, s.Headers)
+			if err != nil {
+				return ImportPlan{}, fmt.Errorf("server %q: %w", name, err)
+			}
+			report = append(report, lines...)
+			s.Headers = headers
+			refs = append(refs, hrefs...)
+		}
 		add[name] = s
 		for _, r := range refs {
 			rules = append(rules, fmt.Sprintf("[[rules]]\ngate = \"vault.read:%s\"\nsubject = %q\ndecision = \"allow\"", r, Subject(name)))
 		}
 	}
 	return ImportPlan{Add: add, Report: report, Rules: rules}, nil
+}
+
+// importHeaders is importEnv for a remote server's headers: a literal
+// credential (Authorization: Bearer …) moves into the vault under the
+// header's name in capitals (AUTHORIZATION, X_API_KEY).
+func importHeaders(req ImportRequest, server string, in map[string]string) (map[string]string, []string, []string, error) {
+	byName := map[string]string{}
+	header := map[string]string{}
+	for k, v := range in {
+		n := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(k))
+		byName[n], header[n] = v, k
+	}
+	conv, lines, refs, err := importEnv(req, server, byName)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := map[string]string{}
+	for n, v := range conv {
+		out[header[n]] = v
+	}
+	return out, lines, refs, nil
 }
 
 // importRef matches VS Code's ${env:NAME} and ${input:NAME}.

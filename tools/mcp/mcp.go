@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -46,10 +47,19 @@ const (
 	DefaultMaxRestarts  = 3
 )
 
-// Server is one configured stdio MCP server, in the shape of the de-facto
-// mcpServers JSON: command, args, env.
+// Server is one configured MCP server, in the shape of the de-facto
+// mcpServers JSON: a stdio server (command, args, env) or a remote one
+// (url, transport, headers).
 type Server struct {
-	Name    string
+	Name string
+	// URL is a remote server's endpoint; empty for a stdio server.
+	URL string
+	// Transport is a remote server's: TransportHTTP (default) or TransportSSE.
+	Transport string
+	// Headers go with every request to a remote server's origin; values
+	// may hold ${NAME} references, read through the gate as mcp:<server>
+	// when the server is first contacted. They never appear in a message.
+	Headers map[string]string
 	Command string
 	Args    []string
 	// Env is exactly what the server gets beyond the base set; values may
@@ -86,6 +96,9 @@ type Options struct {
 	// the decision, and returns an *executor.DeniedError when the answer is
 	// no (executor.GatedVault over executor.Audited is exactly that).
 	Grant func(ctx context.Context, server string, turn int) tools.Grant
+	// HTTPClient carries remote servers' requests (proxy settings); nil
+	// means a default client.
+	HTTPClient *http.Client
 	// MaxRestarts bounds restarts of a server that died, per session.
 	MaxRestarts int
 	// Version is hush's version, sent as the client version.
@@ -126,6 +139,9 @@ type Status struct {
 func (s Status) Describe() string {
 	switch s.State {
 	case Running:
+		if s.PID == 0 {
+			return "connected"
+		}
 		return fmt.Sprintf("running (pid %d)", s.PID)
 	case Denied:
 		return "not started: " + s.Reason
@@ -178,8 +194,8 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts, servers: map[string]*server{}}
 	for _, s := range opts.Servers {
-		if s.Name == "" || s.Command == "" {
-			return nil, fmt.Errorf("mcp: server %q has no name or no command", s.Name)
+		if s.Name == "" || (s.Command == "") == (s.URL == "") {
+			return nil, fmt.Errorf("mcp: server %q needs a name and either a command or a url", s.Name)
 		}
 		if _, dup := m.servers[s.Name]; dup {
 			return nil, fmt.Errorf("mcp: server %q is configured twice", s.Name)
@@ -216,8 +232,10 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 	}
 	secrets, err := m.secrets()
 	type job struct {
-		s   *server
-		env tools.Env
+		s       *server
+		env     tools.Env
+		headers http.Header
+		hide    []string
 	}
 	var jobs []job
 	for _, name := range names {
@@ -235,6 +253,19 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 			s.set(Failed, err.Error(), nil, nil)
 			continue
 		}
+		if s.cfg.remote() {
+			if err := checkURL(s.cfg); err != nil {
+				s.set(Failed, err.Error(), nil, nil)
+				continue
+			}
+			headers, hide, err := m.headers(ctx, s, 0)
+			if err != nil {
+				s.refuse(err)
+				continue
+			}
+			jobs = append(jobs, job{s: s, headers: headers, hide: hide})
+			continue
+		}
 		if err := checkArgs(s.cfg); err != nil {
 			s.set(Failed, err.Error(), nil, nil)
 			continue
@@ -244,13 +275,17 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 			s.refuse(err)
 			continue
 		}
-		jobs = append(jobs, job{s, env})
+		jobs = append(jobs, job{s: s, env: env})
 	}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if j.s.cfg.remote() {
+				m.dial(ctx, j.s, j.headers, j.hide)
+				return
+			}
 			m.connect(ctx, j.s, j.env, secrets)
 		}()
 	}
@@ -298,6 +333,45 @@ func (m *Manager) buildEnv(ctx context.Context, s *server, turn int, secrets *to
 		Extra:   s.cfg.Env,
 	})
 	return env, err
+}
+
+// headers resolves a remote server's headers through the gate, one server
+// at a time like buildEnv, and returns them with the values to hide.
+func (m *Manager) headers(ctx context.Context, s *server, turn int) (http.Header, []string, error) {
+	m.startMu.Lock()
+	defer m.startMu.Unlock()
+	h, _, err := resolveHeaders(s.cfg.Headers, m.opts.Grant(ctx, s.cfg.Name, turn))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Every header value is kept out of messages, not only the secret
+	// ones: a literal token in config.toml is a token too.
+	var hide []string
+	for _, vs := range h {
+		for _, v := range vs {
+			if len(v) >= 4 {
+				hide = append(hide, v)
+			}
+		}
+	}
+	return h, hide, nil
+}
+
+// dial connects to a remote server.
+func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide []string) {
+	scrub := func(text string) string {
+		for _, v := range hide {
+			text = strings.ReplaceAll(text, v, "[REDACTED]")
+		}
+		return m.scrub(text)
+	}
+	c, list, err := dialRemote(ctx, m.client, s.cfg, m.opts.HTTPClient, headers, s.cfg.StartTimeout, scrub, func(c *conn) { m.died(s, c) })
+	if err != nil {
+		s.set(Failed, scrub(err.Error()), nil, nil)
+		return
+	}
+	c.hide = hide
+	m.running(s, c, list)
 }
 
 // checkArgs refuses a ${NAME} on a server's command line: hush resolves
@@ -352,6 +426,11 @@ func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
 		return
 	}
+	m.running(s, c, list)
+}
+
+// running records that s came up on c, unless the manager closed meanwhile.
+func (m *Manager) running(s *server, c *conn, list []*sdk.Tool) {
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
@@ -371,7 +450,7 @@ func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets
 
 // died records that c, s's connection, ended on its own.
 func (m *Manager) died(s *server, c *conn) {
-	reason := m.scrub(c.reason + c.stderrNote()) // before s.mu: scrub takes m.mu
+	reason := m.scrub(c.hideIn(c.reason + c.stderrNote())) // before s.mu: scrub takes m.mu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.c == c && c.reason != "" {
@@ -406,6 +485,13 @@ func (s *server) status() Status {
 }
 
 func commandLine(s Server) string {
+	if s.remote() {
+		t := s.Transport
+		if t == "" {
+			t = TransportHTTP
+		}
+		return displayURL(s.URL) + " (" + t + ")"
+	}
 	parts := append([]string{s.Command}, s.Args...)
 	for i, p := range parts {
 		if p == "" || strings.ContainsAny(p, " \t\"'\\$") {
@@ -495,12 +581,21 @@ func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error
 	if err != nil {
 		return nil, err
 	}
-	env, err := m.buildEnv(ctx, s, turn, secrets)
-	if err != nil {
-		s.refuse(err)
-		return nil, fmt.Errorf("mcp server %q was not restarted: %w", s.cfg.Name, err)
+	if s.cfg.remote() {
+		headers, hide, err := m.headers(ctx, s, turn)
+		if err != nil {
+			s.refuse(err)
+			return nil, fmt.Errorf("mcp server %q was not reconnected: %w", s.cfg.Name, err)
+		}
+		m.dial(ctx, s, headers, hide)
+	} else {
+		env, err := m.buildEnv(ctx, s, turn, secrets)
+		if err != nil {
+			s.refuse(err)
+			return nil, fmt.Errorf("mcp server %q was not restarted: %w", s.cfg.Name, err)
+		}
+		m.connect(ctx, s, env, secrets)
 	}
-	m.connect(ctx, s, env, secrets)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state != Running {
@@ -535,12 +630,12 @@ func (m *Manager) Call(ctx context.Context, turn int, serverName, tool string, a
 		case errors.As(err, &wire):
 			// The server answered with an error (an unknown tool, bad
 			// arguments): the call failed, the server is fine.
-			return executor.Result{Status: "mcp server " + serverName + " refused the call: " + err.Error(), IsError: true}, nil
+			return executor.Result{Status: "mcp server " + serverName + " refused the call: " + c.hideIn(err.Error()), IsError: true}, nil
 		case c.isDead(deathNotice):
 			return executor.Result{}, fmt.Errorf("mcp server %q %s during the call to %s; it is restarted on the next call%s",
-				serverName, c.reason, tool, m.scrub(c.stderrNote()))
+				serverName, c.hideIn(c.reason), tool, m.scrub(c.stderrNote()))
 		}
-		return executor.Result{}, fmt.Errorf("mcp server %q: the call to %s failed: %w", serverName, tool, err)
+		return executor.Result{}, fmt.Errorf("mcp server %q: the call to %s failed: %s", serverName, tool, c.hideIn(err.Error()))
 	}
 	writeContent(out, res)
 	if res.IsError {
