@@ -221,7 +221,8 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	terminated.Do(func() {})
 	switch {
 	case stoppedBy != nil:
-		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
+		chat.WaitTurns(5 * time.Second) // the running tool is stopped first
+		return signalExit(stoppedBy)    // 129 or 143; closeFn stops what is left
 	case errors.Is(err, ui.ErrInterrupted):
 		return nil
 	}

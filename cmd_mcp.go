@@ -8,21 +8,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 func (a *app) mcpCommand() *cli.Command {
@@ -103,7 +98,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	}
 	// config.toml's rules, and the terminal when there is one.
 	var prompter executor.Prompter
-	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if a.stdinTerminal() != nil {
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
@@ -128,17 +123,7 @@ func (a *app) mcpList(noStart bool) error {
 		if err != nil {
 			return err
 		}
-		for _, s := range servers {
-			state := mcp.NotStarted
-			if s.Disabled {
-				state = mcp.Disabled
-			}
-			command := strings.Join(append([]string{s.Command}, s.Args...), " ")
-			if s.URL != "" {
-				command = mcp.DisplayEndpoint(s)
-			}
-			st = append(st, mcp.Status{Name: s.Name, Source: s.Source, State: state, Command: command})
-		}
+		st = mcp.Configured(servers)
 	} else {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -149,29 +134,7 @@ func (a *app) mcpList(noStart bool) error {
 		st = mgr.Status()
 		mgr.Close()
 	}
-	if len(st) == 0 {
-		fmt.Fprintf(a.stdout, "no MCP servers configured: add [mcp.NAME] to %s, or import an mcpServers block with `hush mcp import FILE`\n",
-			filepath.Join(a.dirs.Config, config.FileName))
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tSOURCE\tCOMMAND")
-	for _, s := range st {
-		state, tools := string(s.State), "-"
-		if s.State == mcp.Running {
-			tools = fmt.Sprint(s.Tools)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, tools, s.Source, mcpSanitize(shorten(s.Command, 100)))
-	}
-	tw.Flush()
-	for _, s := range st {
-		switch s.State {
-		case mcp.Running, mcp.NotStarted, mcp.Disabled, mcp.Closed:
-			continue
-		}
-		fmt.Fprintf(a.stdout, "\n%s: %s\n", s.Name, s.Describe())
-	}
-	return nil
+	return mcp.RenderList(a.stdout, st, filepath.Join(a.dirs.Config, config.FileName))
 }
 
 func (a *app) mcpTools(name string, schema bool) error {
@@ -181,17 +144,8 @@ func (a *app) mcpTools(name string, schema bool) error {
 	if err != nil {
 		return err
 	}
-	known := false
-	var names []string
-	for _, s := range servers {
-		known = known || s.Name == name
-		names = append(names, s.Name)
-	}
-	if !known {
-		if len(names) == 0 {
-			return fmt.Errorf("no MCP server %q: none is configured", name)
-		}
-		return fmt.Errorf("no MCP server %q (configured: %s)", name, strings.Join(names, ", "))
+	if err := mcp.CheckKnown(servers, name); err != nil {
+		return err
 	}
 	mgr, err := a.mcpStandalone(ctx, name)
 	if err != nil {
@@ -202,27 +156,7 @@ func (a *app) mcpTools(name string, schema bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "%s: %d tools (the model calls them by the first name; rules match tool.run:<that name>)\n", name, len(list))
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	for _, t := range list {
-		desc := strings.TrimPrefix(t.Description(), fmt.Sprintf("[MCP server %s, tool %s] ", name, t.MCPName()))
-		fmt.Fprintf(tw, "%s\t%s\n", t.Name(), mcpSanitize(shorten(strings.Join(strings.Fields(desc), " "), 110)))
-		if schema {
-			tw.Flush()
-			fmt.Fprintf(a.stdout, "    %s\n", mcpSanitize(string(t.Schema())))
-		}
-	}
-	return tw.Flush()
-}
-
-// mcpSanitize keeps what a server wrote from steering the terminal.
-func mcpSanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, s)
+	return mcp.RenderTools(a.stdout, name, list, schema)
 }
 
 func (a *app) mcpImport(src string, replace bool) error {
@@ -231,8 +165,10 @@ func (a *app) mcpImport(src string, replace bool) error {
 	}
 	var data []byte
 	var err error
+	name := src
 	if src == "-" {
-		if f := a.mcpTerminal(); f != nil {
+		name = "stdin"
+		if a.stdinTerminal() != nil {
 			fmt.Fprintln(a.stderr, "Paste the mcpServers JSON, then press Ctrl-D on an empty line.")
 		}
 		data, err = io.ReadAll(io.LimitReader(a.stdin, 1<<20))
@@ -242,68 +178,11 @@ func (a *app) mcpImport(src string, replace bool) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", src, err)
 	}
-	servers, notes, err := config.ParseMCPServers(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", importName(src), err)
-	}
-	path := filepath.Join(a.dirs.Config, config.MCPFileName)
-	existing, err := config.LoadMCPJSON(path)
-	if err != nil {
-		return err
-	}
 	lv, err := a.openVault()
 	if err != nil {
 		return err
 	}
-	all, err := lv.All()
-	if err != nil {
-		return err
-	}
-	plan, err := mcp.PlanImport(mcp.ImportRequest{Servers: servers, InConfigTOML: a.cfg.MCP, InMCPJSON: existing, Replace: replace,
-		Held: tools.NewSecretSet(all), Ambient: a.ambient, Store: func(server, name, value string) (string, error) {
-			return mcp.StoreImportedSecret(lv, server, name, value)
-		}})
-	if err != nil {
-		return err
-	}
-	add, report, rules := plan.Add, plan.Report, plan.Rules
-	for _, n := range notes {
-		fmt.Fprintln(a.stdout, n)
-	}
-	for _, r := range report {
-		fmt.Fprintln(a.stdout, r)
-	}
-	if len(add) == 0 {
-		return errors.New("nothing imported")
-	}
-	if err := config.AddMCPServers(path, add); err != nil {
-		return err
-	}
-	var added []string
-	for n := range add {
-		added = append(added, n)
-	}
-	sort.Strings(added)
-	fmt.Fprintf(a.stdout, "added %s to %s\n", strings.Join(added, ", "), path)
-	if len(rules) > 0 {
-		fmt.Fprintf(a.stdout, "\nEach server asks for its secrets when it starts. To allow them without asking, add to %s:\n\n%s\n",
-			filepath.Join(a.dirs.Config, config.FileName), strings.Join(rules, "\n\n"))
-	}
-	fmt.Fprintln(a.stdout, "\nCheck with: hush mcp list")
-	return nil
-}
-
-func importName(src string) string {
-	if src == "-" {
-		return "stdin"
-	}
-	return src
-}
-
-// mcpTerminal is stdin when it is a terminal.
-func (a *app) mcpTerminal() *os.File {
-	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return f
-	}
-	return nil
+	return mcp.ImportFile{Data: data, Source: name, MCPJSON: filepath.Join(a.dirs.Config, config.MCPFileName),
+		ConfigTOML: filepath.Join(a.dirs.Config, config.FileName), InConfigTOML: a.cfg.MCP, Replace: replace,
+		Vault: lv, Ambient: a.ambient}.Run(a.stdout)
 }

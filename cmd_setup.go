@@ -95,7 +95,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 			}
 			opened[name] = v
 		}
-		backends = append(backends, wizard.Backend{Name: name, Description: name + ": " + backendDescription(name)})
+		backends = append(backends, wizard.Backend{Name: name, Description: name + ": " + vault.BackendDescription(name)})
 	}
 	defer func() {
 		for name, v := range opened {
@@ -213,7 +213,7 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	a.cfg.Model.Provider, a.cfg.Model.BaseURL, a.cfg.Model.Name, a.cfg.Model.APIKey = ans.Provider, ans.BaseURL, ans.Model, ref
 	a.cfg.Vault.Backend = ans.Backend
 
-	where := describeBackend(ans.Backend, a.proxy.Backend())
+	where := vault.Describe(ans.Backend, a.proxy.Backend())
 	fmt.Fprintf(a.stdout, "saved %s: provider %s, %s, model %s, secrets in %s\n", cfgPath, ans.Provider, ans.BaseURL, ans.Model, where)
 	switch {
 	case ans.Key != "":

@@ -6,6 +6,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/vault/keyring"
 )
 
 // DefaultBackend is the vault backend used when config.toml names none.
@@ -58,4 +59,21 @@ func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient m
 		Proxy:    proxy,
 		Warnings: config.DotEnvWarnings(fam),
 	}, nil
+}
+
+// VaultRegistry is every vault backend hush can open: the built-in envfile
+// backend and the OS keyring. Opening the vault, `hush setup`, `hush vault
+// backend` and config validation all ask it, so they agree on what exists.
+func VaultRegistry(ambient map[string]string) *vault.Registry {
+	reg := vault.NewRegistry()
+	reg.Register("keyring", keyring.Factory(ambient))
+	return reg
+}
+
+// Backend is the configured backend's name.
+func Backend(cfg config.Config) string {
+	if cfg.Vault.Backend == "" {
+		return DefaultBackend
+	}
+	return cfg.Vault.Backend
 }

@@ -92,5 +92,6 @@ func TestDockerInspectShowsNoGrantedSecret(t *testing.T) {
 	if !strings.Contains(stdout.String(), w.grantedSHA) {
 		t.Fatalf("the script did not see the granted secret (positive control):\n%s", stdout.String())
 	}
+	parseEvents(t, []byte(stdout.String())) // every event matches docs/events.schema.json
 	w.assertNoCanary("hush run's output", stdout.String()+stderr.String())
 }

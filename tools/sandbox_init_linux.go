@@ -347,6 +347,12 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 	}
 	if (root) {
 		hush_sb_minimal_dev();
+	} else if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0 &&
+	           !hush_sb_skippable(errno)) {
+		// A devpts of its own: the host's holds the user's terminals,
+		// hush's among them, which a tool could write to or read from.
+		// /dev/ptmx finds this one through /dev/pts.
+		hush_sb_die("mount a devpts of its own", NULL);
 	}
 	// The scratch tmpfs stays under the namespace's /proc, which the init
 	// below mounts over it: unmounting it here would wait for an RCU grace

@@ -187,13 +187,14 @@ func TestSandboxAttacks(t *testing.T) {
 // its sandboxes as an unprivileged user would.
 func runSuiteAsNobody(t *testing.T) {
 	var out bytes.Buffer
-	cmd := exec.Command("/proc/self/exe", "-test.run=^TestSandboxAttacks$", "-test.v", "-test.count=1")
+	cmd := exec.Command("/proc/self/exe", "-test.run=^(TestSandboxAttacks|TestSandboxHidesTheUsersTerminals)$", "-test.v", "-test.count=1")
 	cmd.Env = []string{unprivEnv + "=1", "PATH=/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/tmp"}
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	err := cmd.Run()
-	if err != nil || !strings.Contains(out.String(), "--- PASS: TestSandboxAttacks") || strings.Contains(out.String(), "--- SKIP") {
+	if err != nil || !strings.Contains(out.String(), "--- PASS: TestSandboxAttacks") ||
+		!strings.Contains(out.String(), "--- PASS: TestSandboxHidesTheUsersTerminals") || strings.Contains(out.String(), "--- SKIP") {
 		t.Fatalf("as nobody: %v\n%s", err, out.String())
 	}
 	t.Logf("as nobody:\n%s", out.String())
@@ -350,7 +351,14 @@ EOF`, os.Getpid(), addr, len(secret))
 		w := newWorld(t, a)
 		for i, sb := range []*Sandbox{w.sandbox(), nil} {
 			mark := fmt.Sprintf("31%d.%d", i, time.Now().UnixNano()%100000)
-			a.run(t, w.project, nil, `setsid sleep `+mark+` </dev/null >/dev/null 2>&1 & echo started`, sb)
+			script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & echo started`
+			if sb == nil {
+				// The control is a bare child, which nothing reaps (an
+				// unsandboxed call has hush's reaper, reaper_linux.go).
+				_ = a.bare(w.project, nil, script, new(bytes.Buffer)).Run()
+			} else {
+				a.run(t, w.project, nil, script, sb)
+			}
 			if sb == nil {
 				waitForSome(mark, 2*time.Second)
 			}
@@ -508,8 +516,20 @@ func TestSandboxParentHelper(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := (attacker{}).bare(dir, nil, script, new(bytes.Buffer)).Start(); err != nil {
-		t.Fatal(err)
+	} else if os.Getenv(parentEnv+"_CONTROL") != "" {
+		// The control: a bare child, which nothing reaps.
+		if err := (attacker{}).bare(dir, nil, script, new(bytes.Buffer)).Start(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		// Unsandboxed through the spawn layer: under hush's reaper.
+		cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, script, nil, new(bytes.Buffer)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fmt.Println("ready")
 	time.Sleep(time.Minute)
@@ -517,17 +537,24 @@ func TestSandboxParentHelper(t *testing.T) {
 
 // TestSandboxDiesWithHush: when hush is SIGKILLed mid-call, everything in
 // the call's namespace dies with it, a detached child too; unsandboxed, the
-// detached child survives (the control).
+// reaper takes the detached child down as well; with nothing to reap (a
+// child meant to outlive hush) it survives (the control).
 func TestSandboxDiesWithHush(t *testing.T) {
 	if !SandboxStatus().Namespaces {
 		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
 	}
-	for _, boxed := range []bool{true, false} {
-		mark := fmt.Sprintf("33%v.%d", map[bool]int{true: 1, false: 0}[boxed], time.Now().UnixNano()%100000)
+	// boxed: in the sandbox; reaped: without it, under hush's reaper
+	// (reaper_linux.go); control: a child meant to outlive hush.
+	for i, mode := range []string{"boxed", "reaped", "control"} {
+		boxed := mode == "boxed"
+		mark := fmt.Sprintf("33%d.%d", i, time.Now().UnixNano()%100000)
 		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
 		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
 		if boxed {
 			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
+		}
+		if mode == "control" {
+			helper.Env = append(helper.Env, parentEnv+"_CONTROL=1")
 		}
 		out, err := helper.StdoutPipe()
 		if err != nil {
@@ -548,10 +575,10 @@ func TestSandboxDiesWithHush(t *testing.T) {
 		_ = helper.Process.Kill()
 		_ = helper.Wait()
 		left := waitForNone(mark, 3*time.Second)
-		if boxed && len(left) > 0 {
-			t.Errorf("processes of a sandboxed call outlived a killed hush: %v", left)
+		if mode != "control" && len(left) > 0 {
+			t.Errorf("%s: processes of a call outlived a killed hush: %v", mode, left)
 		}
-		if !boxed {
+		if mode == "control" {
 			if len(left) == 0 {
 				t.Error("control: the unsandboxed detached child did not outlive a killed hush")
 			}
@@ -630,5 +657,63 @@ func TestSandboxRefusedHere(t *testing.T) {
 	}
 	if out := (attacker{}).run(t, dir, nil, script, nil); !strings.Contains(out, "signalled") {
 		t.Errorf("control: an unsandboxed tool could not signal this process: %q", out)
+	}
+}
+
+// TestSandboxHidesTheUsersTerminals: the terminal hush runs in (here a pty
+// this test opens) is not reachable from a sandboxed tool, which gets a
+// devpts of its own; a bare child writes to it (the control). A tool can
+// still open a pty of its own.
+func TestSandboxHidesTheUsersTerminals(t *testing.T) {
+	users := map[string]attacker{"self": {}}
+	if os.Getuid() == 0 {
+		users["as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	for name, a := range users {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, a)
+			master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer master.Close()
+			var n uint32
+			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+				t.Fatal(e)
+			}
+			var unlock int32
+			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+				t.Fatal(e)
+			}
+			slave := fmt.Sprintf("/dev/pts/%d", n)
+			if a.cred != nil {
+				_ = os.Chown(slave, int(a.cred.Uid), int(a.cred.Gid))
+			}
+			got := make(chan string, 1)
+			go func() {
+				buf := make([]byte, 256)
+				k, _ := master.Read(buf)
+				got <- string(buf[:k])
+			}()
+			script := `echo ` + w.canary + ` > ` + slave + ` 2>&1; ls /dev/pts; python3 -c 'import os; m, s = os.openpty(); print("own-pty:ok")'`
+			out := a.run(t, w.project, nil, script, w.sandbox())
+			select {
+			case s := <-got:
+				t.Fatalf("a sandboxed tool wrote to the user's terminal: %q", s)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if !strings.Contains(out, "own-pty:ok") {
+				t.Errorf("positive control: the tool cannot open a pty of its own:\n%s", out)
+			}
+			a.run(t, w.project, nil, script, nil)
+			select {
+			case s := <-got:
+				if !strings.Contains(s, w.canary) {
+					t.Errorf("control: the terminal got %q", s)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("control: a bare child could not write to the terminal, so the test proves nothing")
+			}
+		})
 	}
 }

@@ -91,6 +91,7 @@ type Chat struct {
 	needBlank bool
 	preview   toolPreview
 	printMu   sync.Mutex
+	turns     sync.WaitGroup // turns (and session commands) still running
 }
 
 // New returns a chat on cfg. Nothing touches the terminal until Run.
@@ -698,7 +699,9 @@ func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.
 	m.busy, m.cancel, m.activity = true, cancel, "thinking"
 	m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
 	c := m.c
+	c.turns.Add(1)
 	run := func() tea.Msg {
+		defer c.turns.Done()
 		err := fn(ctx)
 		c.flushText()
 		switch {
@@ -834,3 +837,14 @@ func (c *Chat) Stop() {
 }
 
 type interruptMsg struct{}
+
+// WaitTurns waits up to d for a turn cancelled by Stop to end (its tool's
+// processes stopped), after Run has returned.
+func (c *Chat) WaitTurns(d time.Duration) {
+	done := make(chan struct{})
+	go func() { c.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,68 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/vault"
+)
+
+// fakeTTY is a terminal: what the person types, and what hush writes.
+type fakeTTY struct {
+	in  *strings.Reader
+	out bytes.Buffer
+}
+
+func (f *fakeTTY) Read(p []byte) (int, error)  { return f.in.Read(p) }
+func (f *fakeTTY) Write(p []byte) (int, error) { return f.out.Write(p) }
+
+func TestRevealAsksAndAudits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ef := vault.NewEnvFile(filepath.Join(dir, vault.EnvFileName))
+	const secret = "reveal-canary-3f9a"
+	if err := ef.Set("API_TOKEN", secret); err != nil {
+		t.Fatal(err)
+	}
+	lv := &vault.Layered{Backend: ef}
+	logPath := filepath.Join(dir, auditlog.FileName)
+	audit := auditlog.Open(logPath)
+
+	yes := &fakeTTY{in: strings.NewReader("y\n")}
+	if err := session.Reveal(context.Background(), yes, audit, lv, "API_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(yes.out.String(), "Show the value of API_TOKEN (from the vault)") || !strings.HasSuffix(yes.out.String(), secret+"\n") {
+		t.Errorf("terminal after yes: %q", yes.out.String())
+	}
+	no := &fakeTTY{in: strings.NewReader("n\n")}
+	if err := session.Reveal(context.Background(), no, audit, lv, "API_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(no.out.String(), secret) || !strings.HasSuffix(no.out.String(), "not shown\n") {
+		t.Errorf("terminal after no: %q", no.out.String())
+	}
+	if err := session.Reveal(context.Background(), nil, audit, nil, "API_TOKEN"); err != session.ErrRevealNeedsTerminal {
+		t.Errorf("without a terminal: %v", err)
+	}
+	if err := session.Reveal(context.Background(), &fakeTTY{in: strings.NewReader("y\n")}, audit, lv, "MISSING"); err == nil {
+		t.Error("revealing a missing name succeeded")
+	}
+	entries, _, err := auditlog.Read(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Gate+" "+string(e.Decision)+" "+e.Source)
+	}
+	want := []string{"vault.read:API_TOKEN allow prompt", "vault.read:API_TOKEN deny prompt", "vault.read:API_TOKEN deny no terminal"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit log = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,166 @@
+package vault_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hushcli/hush/vault"
+)
+
+func newCommands(t *testing.T) (vault.Commands, *vault.EnvFile, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	ef := vault.NewEnvFile(filepath.Join(t.TempDir(), vault.EnvFileName))
+	proxy := vault.NewProxy(ef)
+	l := &vault.Layered{Backend: proxy, DotEnv: map[string]string{"FROM_DOTENV": "d"},
+		Process: map[string]string{"SHADOWED_TOKEN": "env", "ENV_TOKEN": "e"}, IsCredential: isCredential}
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return vault.Commands{Layered: l, Proxy: proxy, Backend: "envfile", Out: out, Err: errOut}, ef, out, errOut
+}
+
+func TestCommandsSetListRemove(t *testing.T) {
+	t.Parallel()
+	c, ef, out, errOut := newCommands(t)
+	where := "envfile (" + ef.Path() + ")"
+	if err := c.Set("EMPTY", ""); err == nil || !strings.Contains(err.Error(), "nothing was stored") {
+		t.Errorf("Set of an empty value = %v", err)
+	}
+	if err := c.Set("SHADOWED_TOKEN", "stored-value"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ef.Get("SHADOWED_TOKEN"); got != "stored-value" {
+		t.Errorf("stored %q", got)
+	}
+	if out.String() != "stored SHADOWED_TOKEN in the vault ("+where+")\n" || !strings.Contains(errOut.String(), "wins over the vault") {
+		t.Errorf("stdout %q stderr %q", out, errOut)
+	}
+	out.Reset()
+	if err := c.List("/p/.env"); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME            FROM\n" +
+		"ENV_TOKEN       environment\n" +
+		"FROM_DOTENV     .env (/p/.env; move it with `hush vault import`)\n" +
+		"SHADOWED_TOKEN  environment (also in the vault; the environment wins)\n" +
+		"backend: " + where + "\n"
+	if out.String() != want {
+		t.Errorf("list =\n%s\nwant\n%s", out, want)
+	}
+	if strings.Contains(out.String()+errOut.String(), "stored-value") {
+		t.Error("a value was printed")
+	}
+	for name, want := range map[string]string{
+		"ENV_TOKEN":   "ENV_TOKEN is not in the vault: it comes from the environment",
+		"FROM_DOTENV": "FROM_DOTENV is not in the vault: it comes from the project's .env file",
+		"NOPE":        "no secret NOPE in the vault",
+	} {
+		if err := c.Remove(name); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Remove(%s) = %v, want %q", name, err, want)
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	if err := c.Remove("SHADOWED_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ef.Get("SHADOWED_TOKEN"); err == nil {
+		t.Error("still stored")
+	}
+	if !strings.HasPrefix(out.String(), "removed SHADOWED_TOKEN") || errOut.String() != "hush: note: SHADOWED_TOKEN is still set in the environment\n" {
+		t.Errorf("stdout %q stderr %q", out, errOut)
+	}
+}
+
+func TestReadValue(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"v": "v", "v\n": "v", "v\r\n": "v", "v\n\n": "v\n", " v \n": " v ", "": ""} {
+		got, err := vault.ReadValue(strings.NewReader(in), &bytes.Buffer{}, "X")
+		if err != nil || got != want {
+			t.Errorf("ReadValue(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := vault.ReadValue(strings.NewReader(strings.Repeat("x", vault.MaxValue+1)), &bytes.Buffer{}, "X"); err == nil {
+		t.Error("an over-long value was accepted")
+	}
+}
+
+func TestImportFileAndDisposeSource(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		action  string
+		entries map[string]string
+		wantErr bool
+		left    string // "kept", "gone", "renamed"
+	}{
+		{vault.DeleteSource, map[string]string{"A": "1"}, false, "gone"},
+		{vault.DeleteSource, map[string]string{"A": "1", "BAD.NAME": "x"}, true, "kept"},
+		{vault.RenameSource, map[string]string{"A": "1", "BAD.NAME": "x"}, false, "renamed"},
+		{vault.KeepSource, map[string]string{"A": "1"}, false, "kept"},
+	} {
+		c, ef, out, _ := newCommands(t)
+		src := filepath.Join(t.TempDir(), ".env")
+		if err := os.WriteFile(src, []byte("A=1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep := c.ImportFile(src, tt.entries, false)
+		if v, _ := ef.Get("A"); v != "1" {
+			t.Errorf("A = %q", v)
+		}
+		if !strings.HasPrefix(out.String(), "copied into the vault (envfile (") {
+			t.Errorf("output %q", out)
+		}
+		err := c.DisposeSource(src, rep, tt.action)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s %v: err = %v", tt.action, tt.entries, err)
+		}
+		_, srcErr := os.Stat(src)
+		_, renErr := os.Stat(src + ".imported")
+		left := map[bool]string{true: "kept", false: map[bool]string{true: "renamed", false: "gone"}[renErr == nil]}[srcErr == nil]
+		if left != tt.left {
+			t.Errorf("%s %v: the source is %s, want %s", tt.action, tt.entries, left, tt.left)
+		}
+	}
+}
+
+func TestImportedNameDoesNotOverwrite(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), ".env")
+	if got := vault.ImportedName(p); got != p+".imported" {
+		t.Errorf("ImportedName = %q", got)
+	}
+	if err := os.WriteFile(p+".imported", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := vault.ImportedName(p); got != p+".imported-2" {
+		t.Errorf("ImportedName beside an earlier import = %q", got)
+	}
+}
+
+func TestSwitchBackend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	from := newMem("A", "1")
+	proxy := vault.NewProxy(from)
+	reg := vault.NewRegistry()
+	if _, err := proxy.SwitchBackend(reg, "nope", dir, nil, func() error { return nil }); err == nil || !strings.Contains(err.Error(), `unknown vault backend "nope"`) {
+		t.Errorf("unknown backend: %v", err)
+	}
+	committed := false
+	rep, err := proxy.SwitchBackend(reg, "envfile", dir, map[string]string{"B": "2"}, func() error { committed = true; return nil })
+	if err != nil || !committed {
+		t.Fatalf("SwitchBackend = %v, committed %v", err, committed)
+	}
+	if _, ok := proxy.Backend().(*vault.EnvFile); !ok || len(rep.Moved) != 1 {
+		t.Errorf("the proxy forwards to %T; moved %v", proxy.Backend(), rep.Moved)
+	}
+	for n, want := range map[string]string{"A": "1", "B": "2"} {
+		if v, err := proxy.Get(n); err != nil || v != want {
+			t.Errorf("%s = %q, %v", n, v, err)
+		}
+	}
+	if got := vault.Describe("envfile", proxy.Backend()); got != "envfile ("+filepath.Join(dir, vault.EnvFileName)+")" {
+		t.Errorf("Describe = %q", got)
+	}
+}
