@@ -76,6 +76,12 @@ func TestRemoteMCPHeaderPassesTheGate(t *testing.T) {
 			evs, stderr, code := runJSON(t, w, "run", "--json", "who am i")
 			w.assertNoCanary("the transcript", w.transcripts())
 			w.assertNoCanary("the audit log", w.audit())
+			// The server's start-up read is in the stream, after session.started.
+			if len(evs) < 2 || evs[0].str("type") != "session.started" || evs[1].str("type") != "permission" ||
+				evs[1].str("gate") != "vault.read:GRANTED" || evs[1].str("subject") != "mcp:remote" || evs[1]["turn"] != float64(0) ||
+				(evs[1].str("decision") == "allow") != grant {
+				t.Errorf("the stream does not start with the server's gate decision: %v", evs[:min(len(evs), 2)])
+			}
 			if !grant {
 				if n := len(cs.requests()); n != 0 {
 					t.Fatalf("the denied server was sent %d request(s)", n)
