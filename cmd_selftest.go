@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,21 +24,38 @@ func (a *app) auditCommand() *cli.Command {
 			"files it can read, the agent's /proc environ and memory, every command line on the\n" +
 			"machine while tools run, tool output, the transcript and the audit log. A granted\n" +
 			"secret must arrive (the positive control) and come back redacted.\n\n" +
-			"Prints a matrix, a verdict and the configuration risks it sees; exits 1 on any leak.\n" +
+			"Then a hostile turn attacks, as root (when the audit runs as root) and unprivileged:\n" +
+			"ungranted tools read other tools' granted secrets by /proc and ps eww (SIBLINGS), read\n" +
+			"the vault file, reach the keyring socket, write config.toml and the trust file and drive\n" +
+			"`hush vault reveal` in a pty (STORAGE), dump .env, .env.local, sub/.env and .envrc with\n" +
+			"od -c and xxd (DOTENV), read hush's memory through /proc/<pid>/mem and process_vm_readv\n" +
+			"(MEMORY), and leave a detached child holding a granted secret (LINGER). Each attack has\n" +
+			"a positive control; one that could not run says `not checked`. --sandbox off runs the\n" +
+			"audit's own tools without the sandbox, which must turn those rows red.\n\n" +
+			"Prints the matrices, a verdict and the configuration risks it sees; exits 1 on any leak.\n" +
 			"Nothing of your own vault or data is touched.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "no-docker", Usage: "leave out the docker-bash path"},
 			&cli.DurationFlag{Name: "timeout", Value: 90 * time.Second, Usage: "bound each run of the agent under test"},
+			&cli.StringFlag{Name: "sandbox", Value: "on", Usage: "`on`, or off to run the audit's own tools without the sandbox ([unsafe] no_sandbox in the audit's config only), which must turn the attack rows red"},
 		},
 		Subcommands: []*cli.Command{a.auditLogCommand()},
 		Action: func(c *cli.Context) error {
-			return a.selfTest(c.Bool("json"), !c.Bool("no-docker"), c.Duration("timeout"))
+			noSandbox := false
+			switch c.String("sandbox") {
+			case "on":
+			case "off":
+				noSandbox = true
+			default:
+				return &exitError{exitUsage, fmt.Errorf("--sandbox %s: say on or off", c.String("sandbox"))}
+			}
+			return a.selfTest(c.Bool("json"), !c.Bool("no-docker"), noSandbox, c.Duration("timeout"))
 		},
 	}
 }
 
-func (a *app) selfTest(asJSON, docker bool, timeout time.Duration) error {
+func (a *app) selfTest(asJSON, docker, noSandbox bool, timeout time.Duration) error {
 	if err := a.init(); err != nil {
 		return err
 	}
@@ -51,7 +69,7 @@ func (a *app) selfTest(asJSON, docker bool, timeout time.Duration) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return selftest.Command{Options: selftest.Options{Hush: exe, Ambient: a.ambient, User: a.cfg, Docker: docker, Timeout: timeout},
+	return selftest.Command{Options: selftest.Options{Hush: exe, Ambient: a.ambient, User: a.cfg, Docker: docker, NoSandbox: noSandbox, Timeout: timeout},
 		ProjectDir: dir, ConfigDir: a.dirs.Config, DataDir: a.dirs.Data, JSON: asJSON, Progress: a.stderr}.Run(ctx, a.stdout)
 }
 
@@ -65,11 +83,38 @@ func (a *app) probeCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "file"},
 			&cli.StringFlag{Name: "granted-var"},
 			&cli.BoolFlag{Name: "mcp"},
+			// The attack turn's probes (selftest/attackprobe.go).
+			&cli.BoolFlag{Name: "mcp-spy"},
+			&cli.StringSliceFlag{Name: "connect"},
+			&cli.IntFlag{Name: "mem-pid"},
+			&cli.StringFlag{Name: "needle"},
+			&cli.BoolFlag{Name: "mem-control"},
+			&cli.StringFlag{Name: "reveal"},
+			&cli.StringFlag{Name: "reveal-data"},
+			&cli.StringFlag{Name: "reveal-config"},
+			&cli.StringFlag{Name: "key"},
 		},
 		Action: func(c *cli.Context) error {
 			o := selftest.ProbeOptions{Env: a.ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")}
+			if c.Bool("mcp-spy") {
+				return selftest.ServeSpyMCP(context.Background(), a.ambient["AUDIT_MARK"])
+			}
 			if c.Bool("mcp") {
 				return selftest.ServeProbeMCP(context.Background(), o)
+			}
+			at := selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
+				Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config"),
+				Connect: map[string]string{}}
+			for _, kv := range c.StringSlice("connect") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					at.Connect[k] = v
+				}
+			}
+			if len(at.Connect) > 0 || at.MemPID > 0 || at.MemControl || at.Reveal != "" {
+				for _, line := range selftest.RunAttack(context.Background(), at) {
+					fmt.Fprintln(a.stdout, line)
+				}
+				return nil
 			}
 			fmt.Fprintln(a.stdout, selftest.RunProbe(o).Line())
 			return nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -70,12 +71,37 @@ func RunProbe(o ProbeOptions) ProbeReport {
 		r.Files[f] = hexOr(data, err)
 	}
 	if o.AgentPID > 0 {
+		o.AgentPID = pastReaper(o.AgentPID)
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", o.AgentPID))
 		r.AgentEnviron = hexOr(data, err)
 		found, err := scanMemory(o.AgentPID, []byte(canaryPrefix), 64, 16)
 		r.AgentMem = hexOr(found, err)
 	}
 	return r
+}
+
+// pastReaper is pid, or, when pid is the reaper the spawn layer runs a
+// tool under where there is no sandbox (argv[0] "hush-reaper"), the
+// process that started it: hush, whose environ and memory are the ones
+// the agent columns are about.
+func pastReaper(pid int) int {
+	cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	argv0, _, _ := strings.Cut(string(cl), "\x00")
+	if filepath.Base(argv0) != "hush-reaper" {
+		return pid
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return pid
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 2 {
+		return pid
+	}
+	if ppid, err := strconv.Atoi(f[1]); err == nil && ppid > 1 {
+		return ppid
+	}
+	return pid
 }
 
 // Line renders the report as one output line.
@@ -124,12 +150,15 @@ func scanMemory(pid int, needle []byte, n, max int) ([]byte, error) {
 	}
 	defer mem.Close()
 	var found []byte
-	const maxTotal = 512 << 20
+	// Each mapping is read in chunks, so a large one (a Go heap grown past
+	// 64 MiB) is read too, up to a bound on the whole.
+	const maxTotal = 1 << 30
 	total := int64(0)
 	sc := bufio.NewScanner(maps)
 	readable := false
 	hits := 0
-	for sc.Scan() {
+	buf := make([]byte, 1<<20)
+	for sc.Scan() && hits < max && total < maxTotal {
 		f := strings.Fields(sc.Text())
 		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") {
 			continue
@@ -143,28 +172,26 @@ func scanMemory(pid int, needle []byte, n, max int) ([]byte, error) {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		size := int64(end - start)
-		if size > 64<<20 || total+size > maxTotal {
-			continue
-		}
-		buf := make([]byte, size)
-		k, err := mem.ReadAt(buf, int64(start))
-		if err != nil && err != io.EOF && k == 0 {
-			continue
-		}
-		readable = true
-		total += int64(k)
-		buf = buf[:k]
-		for off := 0; hits < max; hits++ {
-			i := bytes.Index(buf[off:], needle)
-			if i < 0 {
+		for a := start; a < end && hits < max && total < maxTotal; a += uint64(len(buf)) {
+			size := min(uint64(len(buf)), end-a)
+			k, err := mem.ReadAt(buf[:size], int64(a))
+			if err != nil && err != io.EOF && k == 0 {
 				break
 			}
-			j := off + i
-			e := min(len(buf), j+len(needle)+n)
-			found = append(found, buf[j:e]...)
-			found = append(found, '\n')
-			off = j + len(needle)
+			readable = true
+			total += int64(k)
+			chunk := buf[:k]
+			for off := 0; hits < max; hits++ {
+				i := bytes.Index(chunk[off:], needle)
+				if i < 0 {
+					break
+				}
+				j := off + i
+				e := min(len(chunk), j+len(needle)+n)
+				found = append(found, chunk[j:e]...)
+				found = append(found, '\n')
+				off = j + len(needle)
+			}
 		}
 	}
 	if !readable {

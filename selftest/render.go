@@ -23,7 +23,32 @@ func (r *Report) Render(w io.Writer) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if len(r.Attacks) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprint(tw, "ATTACK")
+		for _, col := range AttackColumns {
+			fmt.Fprint(tw, "\t"+strings.ToUpper(col))
+		}
+		fmt.Fprintln(tw)
+		for _, row := range r.Attacks {
+			fmt.Fprint(tw, row.Attack)
+			for _, col := range AttackColumns {
+				fmt.Fprint(tw, "\t"+row.Cells[col].Status)
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
 	var notes []string
+	for _, row := range r.Attacks {
+		for _, col := range AttackColumns {
+			c := row.Cells[col]
+			if c.Detail != "" && c.Status != "pass" {
+				notes = append(notes, fmt.Sprintf("  %s / %s: %s: %s", row.Attack, col, c.Status, c.Detail))
+			}
+		}
+	}
 	for _, row := range r.Rows {
 		for _, v := range Vectors {
 			c := row.Cells[v]

@@ -57,6 +57,9 @@ func build(dir, bin string, c canaries, o Options, paths []string) (*world, erro
 		}
 	}
 	cfg := testConfig(o.User, c, paths, bin, filepath.Join(w.configDir, "turn.json"))
+	if o.NoSandbox {
+		cfg.Unsafe.NoSandbox = true
+	}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 		return nil, err

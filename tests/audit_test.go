@@ -184,7 +184,7 @@ func TestAuditMatrixInATerminal(t *testing.T) {
 		"bash        pass  n/a    pass           pass          pass      pass    pass        pass       pass",
 		"pass: no planted secret reached",
 		"Configuration risks:",
-		"is in the project directory, where every host tool can read it",
+		"is a legacy secret file in the project",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q:\n%s", want, screen)

@@ -109,8 +109,8 @@ func (g Glob) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		hits []hit
 	)
 	var w *walker
-	w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
-		if ok, _ := doublestar.Match(p.Pattern, e.rel); !ok || !w.allowed(e.path) {
+	w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), want: globWant(p.Pattern), visit: func(e entry) {
+		if !w.allowed(e.path) {
 			return
 		}
 		mod := e.modTime()

@@ -210,15 +210,13 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		prefix = strings.TrimSuffix(prefix, "/")
 	} else {
 		w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), visit: func(e entry) {
-			if c.p.Glob != "" {
-				if ok, _ := doublestar.Match(c.p.Glob, e.rel); !ok {
-					return
-				}
-			}
 			if w.allowed(e.path) {
 				search(e.path, e.rel)
 			}
 		}}
+		if c.p.Glob != "" {
+			w.want = globWant(c.p.Glob)
+		}
 		w.walk(ctx, c.t.Real)
 	}
 	if ctx.Err() != nil {

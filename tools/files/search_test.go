@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 	"time"
 )
 
@@ -153,4 +155,21 @@ func fmtInt(n int) string {
 		d = append([]byte{byte('0' + n%10)}, d...)
 	}
 	return string(d)
+}
+
+// globWant's name-only fast path agrees with doublestar on the relative path.
+func TestGlobWant(t *testing.T) {
+	for _, pattern := range []string{"**/*.go", "**/a_test.go", "pkg/**/*.go", "*.go", "**/*.{go,md}", "**/.env*"} {
+		want := globWant(pattern)
+		for _, rel := range []string{"main.go", "pkg/a.go", "pkg/sub/a_test.go", "README.md", ".env", "x/.env.local", "go"} {
+			dir, name := "", rel
+			if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+				dir, name = rel[:i], rel[i+1:]
+			}
+			ok, _ := doublestar.Match(pattern, rel)
+			if got := want(dir, name); got != ok {
+				t.Errorf("globWant(%q)(%q) = %v, doublestar says %v", pattern, rel, got, ok)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +55,10 @@ type walker struct {
 	check Check
 	// visit is called from several goroutines at once.
 	visit func(e entry)
+	// want, if set, says whether a file (by its directory's path relative
+	// to the root and its name) is one the call could show; one it is not
+	// is skipped before anything else is done for it.
+	want func(dirRel, name string) bool
 	// masked counts the paths the mask check refused.
 	masked atomic.Int64
 	stop   atomic.Bool
@@ -63,6 +69,26 @@ type dirTask struct {
 	rel   string   // "" for the root
 	comps []string // rel's components below the repository root
 	ps    []gitignore.Pattern
+}
+
+// globWant is a walker's want for a glob pattern: a pattern of the form
+// **/NAME (NAME without a slash) matches the name alone, without building
+// the file's path; any other is matched against the relative path.
+func globWant(pattern string) func(dirRel, name string) bool {
+	if base, ok := strings.CutPrefix(pattern, "**/"); ok && !strings.ContainsAny(base, "/{") && !strings.Contains(base, "**") {
+		return func(_, name string) bool {
+			ok, _ := path.Match(base, name)
+			return ok
+		}
+	}
+	return func(dirRel, name string) bool {
+		rel := name
+		if dirRel != "" {
+			rel = dirRel + "/" + name
+		}
+		ok, _ := doublestar.Match(pattern, rel)
+		return ok
+	}
 }
 
 // walk lists root. base is root's path components below the repository
@@ -133,6 +159,9 @@ func (w *walker) dir(t dirTask) []dirTask {
 		m = gitignore.NewMatcher(ps)
 	}
 	var subs []dirTask
+	// scratch holds a file's path components for the matcher, reused:
+	// the matcher keeps nothing, and a walk passes 50,000 files.
+	scratch := append(make([]string, 0, len(t.comps)+1), t.comps...)
 	for _, e := range ents {
 		name := e.Name()
 		typ := e.Type()
@@ -143,7 +172,16 @@ func (w *walker) dir(t dirTask) []dirTask {
 		if isDir && name == ".git" {
 			continue
 		}
-		comps := append(t.comps[:len(t.comps):len(t.comps)], name)
+		// A file the call does not want costs no more than this test.
+		if !isDir && w.want != nil && !w.want(t.rel, name) {
+			continue
+		}
+		var comps []string
+		if isDir {
+			comps = append(t.comps[:len(t.comps):len(t.comps)], name)
+		} else {
+			comps = append(scratch[:len(t.comps)], name)
+		}
 		if m != nil && m.Match(comps, isDir) {
 			continue
 		}
