@@ -278,3 +278,55 @@ func TestServerThatNeverAnswersTimesOut(t *testing.T) {
 		t.Errorf("the server saw %d requests, want 2 (a timeout is not retried)", n)
 	}
 }
+
+// TestSlashModelSwitches: /model NAME is answered locally and the next
+// turn asks for that model.
+func TestSlashModelSwitches(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "answered by the new model"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("/model other-model\r")
+	tm.expect("model: other-model (from the next turn)", 10*time.Second)
+	if n := model.Requests(); n != 0 {
+		t.Fatalf("/model reached the model (%d requests)", n)
+	}
+	tm.send("hi\r")
+	tm.expect("answered by the new model", 20*time.Second)
+	tm.expect("other-model · ", 10*time.Second) // the status line
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	if !strings.Contains(model.Received(), `"model":"other-model"`) {
+		t.Errorf("the turn did not use the new model:\n%s", model.Received())
+	}
+}
+
+// TestChatLineEditorKeys: Ctrl-A/E, Ctrl-W, Ctrl-K, Ctrl-U and a word jump
+// edit the prompt before it is sent.
+func TestChatLineEditorKeys(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "edited"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	for _, k := range []string{
+		"throwaway line", "\x15", // Ctrl-U: gone
+		"world", "\x01", "hello ", // Ctrl-A, then insert at the start
+		"\x05", " extra words", "\x17", "\x17", // Ctrl-E, then Ctrl-W twice
+		"\x01", "\x1bf", "\x0b", // Ctrl-A, Alt-F to the end of "hello", Ctrl-K
+		" there", "\x05", "!", // type, Ctrl-E, type
+	} {
+		tm.send(k)
+		time.Sleep(40 * time.Millisecond)
+	}
+	tm.send("\r")
+	tm.expect("edited", 20*time.Second)
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	if p := model.userPrompts(); len(p) != 1 || p[0][0] != "hello there!" {
+		t.Errorf("the model was sent %q, want %q", p, "hello there!")
+	}
+}

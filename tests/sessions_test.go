@@ -172,3 +172,49 @@ func TestAutomaticCompactionKeepsTheLastTurnsVerbatim(t *testing.T) {
 		t.Error("a turn the summary replaced came back on resume")
 	}
 }
+
+// TestChatCompactAndContinueInTheTerminal: /compact in the chat UI shows the
+// model's summary and what stays verbatim; `hush chat --continue` says what
+// it restored, and its next request carries the summary, not the turn it
+// replaced.
+func TestChatCompactAndContinueInTheTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newRoutedModel(t, func(prompt string, _ int) (step, bool) {
+		if strings.HasPrefix(prompt, "Summarize this conversation.") {
+			return step{text: "SUMMARY-OF-ALPHA"}, true
+		}
+		if f := strings.Fields(prompt); len(f) > 0 {
+			return step{text: strings.TrimSuffix(f[0], "-prompt") + "-answer"}, true
+		}
+		return step{}, false
+	})
+	w.fakeModelConfig(model, "")
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("alpha-prompt\r")
+	tm.expect("alpha-answer", 20*time.Second)
+	tm.send("bravo-prompt\r")
+	tm.expect("bravo-answer", 20*time.Second)
+	tm.send("/compact 1\r")
+	tm.expect("Compacted: turn 1 is now a summary made by the model (stored in the transcript); the last 1 turn(s) stay verbatim.", 20*time.Second)
+	tm.expect("SUMMARY-OF-ALPHA", 5*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("chat exited %d:\n%s", code, tm.Screen())
+	}
+
+	before := model.Requests()
+	tm = startPTY(t, w, "chat", "--continue")
+	tm.expect("Resumed session", 20*time.Second)
+	tm.expect("Turn 1 is a summary the model made when the session was compacted.", 5*time.Second)
+	tm.expect("› ", 10*time.Second)
+	tm.send("charlie-prompt\r")
+	tm.expect("charlie-answer", 20*time.Second)
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	req := strings.Join(strings.Split(model.Received(), "\n")[before:], "\n")
+	if !strings.Contains(req, "SUMMARY-OF-ALPHA") || !strings.Contains(req, "bravo-prompt") || strings.Contains(req, "alpha-prompt") {
+		t.Errorf("the resumed request after compaction:\n%s", req)
+	}
+}
