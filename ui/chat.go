@@ -607,6 +607,8 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, tea.Quit
+	case msg.Type == tea.KeyCtrlL:
+		return m, tea.ClearScreen // the scrollback keeps the conversation
 	case msg.Paste:
 		text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(msg.Runes))
 		m.ta.InsertString(text)
