@@ -14,6 +14,12 @@ func Audited(gate Gate, log *auditlog.Log, session string) Gate {
 	return auditedGate{gate: gate, log: log, session: session}
 }
 
+// AuditedTo is Audited that also tells events of each decision, if it is
+// a PermissionEvents (the --json stream, for MCP servers' start-up reads).
+func AuditedTo(gate Gate, log *auditlog.Log, session string, events Events) Gate {
+	return auditedGate{gate: gate, log: log, session: session, events: events}
+}
+
 // auditedGate records every decision of the gate it wraps.
 type auditedGate struct {
 	gate    Gate

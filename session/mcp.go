@@ -55,7 +55,7 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 		return nil, nil, err
 	}
 	mgr, err := StartMCP(ctx, MCPOptions{Sandbox: box, Servers: servers, Dir: opts.Dir, Ambient: opts.Ambient, Vault: opts.Vault,
-		Scrub: opts.Scrub, Gate: gate, Audit: audit, Session: id, Version: opts.Version,
+		Scrub: opts.Scrub, Gate: gate, Audit: audit, Session: id, Version: opts.Version, Events: opts.Events,
 		UnsafeNoCredentialFilter: opts.Config.Unsafe.NoCredentialFilter})
 	if err != nil {
 		bg.Close()
@@ -97,6 +97,8 @@ type MCPOptions struct {
 	Version string
 	// Sandbox is the servers' sandbox; nil runs them without one.
 	Sandbox *tools.Sandbox
+	// Events, if set, is told each gate decision (executor.AuditedTo).
+	Events executor.Events
 
 	UnsafeNoCredentialFilter bool
 }
@@ -106,7 +108,7 @@ type MCPOptions struct {
 // executor.GatedVault over executor.Audited, with the server (mcp:<name>)
 // as subject — the same chain as a tool call's.
 func StartMCP(ctx context.Context, o MCPOptions, names ...string) (*mcp.Manager, error) {
-	audited := executor.Audited(o.Gate, o.Audit, o.Session)
+	audited := executor.AuditedTo(o.Gate, o.Audit, o.Session, o.Events)
 	grant := func(ctx context.Context, server string, turn int) tools.Grant {
 		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, o.Vault).WithDetail("starting MCP server " + server).Get
 	}

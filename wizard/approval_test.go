@@ -1,6 +1,7 @@
 package wizard
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -121,6 +122,25 @@ func TestApprovalNeverSendsEscapes(t *testing.T) {
 		}
 		if !strings.Contains(out, `x\x1b]0;TITLE\x07`) {
 			t.Fatalf("the escape is not shown visibly: %q", out)
+		}
+	}
+}
+
+// TestAccessiblePromptReadsAKey: the line-based prompt (screen readers,
+// dumb terminals) shows every option with its key, asks again on an
+// unknown answer, and denies at end of input.
+func TestAccessiblePromptReadsAKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]executor.Choice{"x\ns\n": executor.ChoiceAllowSession, "y\n": executor.ChoiceAllowOnce, "": executor.ChoiceDeny, "N\n": executor.ChoiceDeny} {
+		var out strings.Builder
+		p := &Prompter{In: strings.NewReader(in), Out: &out, Accessible: true}
+		got, err := p.Confirm(context.Background(), bashReq("npm test"))
+		if err != nil || got != want {
+			t.Errorf("answer %q: %v, %v; want %v", in, got, err, want)
+		}
+		if !strings.Contains(out.String(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny") ||
+			!strings.Contains(out.String(), "│ npm test") {
+			t.Errorf("answer %q: prompt was:\n%s", in, out.String())
 		}
 	}
 }

@@ -9,7 +9,7 @@
 //	turn.started     turn
 //	text.delta       turn, text
 //	tool.started     turn, call_id, name, arguments (as the model sent them, redacted)
-//	permission       turn, gate, subject, decision, source, rule
+//	permission       turn (0: an MCP server starting, reported after session.started), gate, subject, decision, source, rule
 //	tool.output      call_id, text
 //	tool.finished    call_id, name, status, exit_code, duration_ms, result
 //	turn.completed   turn, final_text, usage, denied
@@ -88,6 +88,10 @@ type Writer struct {
 	enc  *json.Encoder
 	now  func() time.Time
 	turn int
+	// Until session.started is written, permission events (an MCP server's
+	// start-up reads, turn 0) wait here, so session.started stays first.
+	started bool
+	early   []any
 }
 
 // New returns a Writer on w.
@@ -124,6 +128,11 @@ func (w *Writer) SessionStarted(s Session) {
 		header
 		Session
 	}{w.head("session.started"), s})
+	w.started = true
+	for _, e := range w.early {
+		w.emit(e)
+	}
+	w.early = nil
 }
 
 // Compacted emits session.compacted: the model summarized turns 1..through
@@ -250,7 +259,7 @@ func (w *Writer) ToolFinished(call provider.ToolCall, f executor.ToolFinish) {
 func (w *Writer) Permission(req executor.Request, v executor.Verdict) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.emit(struct {
+	ev := struct {
 		header
 		Turn     int    `json:"turn"`
 		Gate     string `json:"gate"`
@@ -259,7 +268,12 @@ func (w *Writer) Permission(req executor.Request, v executor.Verdict) {
 		Source   string `json:"source"`
 		Rule     string `json:"rule,omitempty"`
 		Message  string `json:"message,omitempty"`
-	}{w.head("permission"), req.Turn, req.GateID, req.Subject, string(v.Decision), v.Source, v.Rule, v.Message})
+	}{w.head("permission"), req.Turn, req.GateID, req.Subject, string(v.Decision), v.Source, v.Rule, v.Message}
+	if !w.started {
+		w.early = append(w.early, ev)
+		return
+	}
+	w.emit(ev)
 }
 
 var (
