@@ -279,7 +279,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 		a.resolveBackground()
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
-	events := newTermEvents(a.stdout)
+	events := ui.NewRunView(a.stdout)
 	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
 	if err != nil {
 		return err
