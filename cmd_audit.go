@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/urfave/cli/v2"
@@ -37,30 +35,9 @@ func (a *app) auditLog(asJSON bool, last int) error {
 	if msg := damage.Describe(path); msg != "" {
 		fmt.Fprintf(a.stderr, "hush: warning: %s\n", msg)
 	}
-	if last > 0 && len(entries) > last {
-		entries = entries[len(entries)-last:]
-	}
+	entries = auditlog.Last(entries, last)
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		for _, e := range entries {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		return auditlog.WriteJSON(a.stdout, entries)
 	}
-	if len(entries) == 0 {
-		fmt.Fprintf(a.stdout, "no decisions recorded yet (%s)\n", path)
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tTURN\tTOOL\tGATE\tDECISION\tBY")
-	for _, e := range entries {
-		by := e.Source
-		if e.Rule != "" {
-			by += ": " + e.Rule
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("2006-01-02 15:04:05"), e.Turn, e.Tool, e.Gate, e.Decision, by)
-	}
-	return tw.Flush()
+	return auditlog.WriteTable(a.stdout, entries, path)
 }

@@ -248,8 +248,13 @@ func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 		if server, _, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__"); ok && strings.HasPrefix(name, "mcp__") {
 			subject = "mcp:" + server
 		}
-		if name == dockerbash.Name {
+		switch name {
+		case dockerbash.Name:
 			info.Sandbox = "runs in a container"
+		case "read", "write", "edit", "glob", "grep":
+			info.Sandbox = "runs inside hush, no sandbox: refuses the masked paths itself"
+		case "http":
+			info.Sandbox = "runs inside hush with no vault; no private addresses unless allowed"
 		}
 		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
 			info.Secrets = append(info.Secrets, p.Secrets...)
@@ -274,7 +279,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 		a.resolveBackground()
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
-	events := newTermEvents(a.stdout)
+	events := ui.NewRunView(a.stdout)
 	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/ui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -100,9 +101,9 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		stream = events.New(a.stdout)
 		sink = stream
 	} else {
-		term := newTermEvents(a.stdout)
+		term := ui.NewRunView(a.stdout)
 		// A one-shot run is read afterwards (often in CI logs): show more.
-		term.previewLines = 60
+		term.PreviewLines = 60
 		sink = term
 	}
 	var resumed *transcript.Session

@@ -48,52 +48,5 @@ func (a *app) runSandboxShow(tool string) error {
 	if err != nil {
 		return err
 	}
-	out := a.stdout
-	if sb == nil {
-		fmt.Fprintf(out, "# sandbox for %s: OFF ([unsafe] no_sandbox = true in config.toml)\n", tool)
-		return nil
-	}
-	st := tools.SandboxStatus()
-	state := "on"
-	if !st.Namespaces {
-		state = "OFF: " + st.Reason
-		if sb.Required {
-			state += "; [sandbox] required = true, so it refuses to run"
-		}
-	}
-	fmt.Fprintf(out, "# sandbox for %s: %s\n", tool, state)
-	fmt.Fprintln(out, "# protections")
-	for _, p := range st.Protections {
-		mark := "on "
-		if !p.On {
-			mark = "OFF"
-		}
-		if p.Name == tools.ProtectNetwork && st.Namespaces && !sb.NoNetwork {
-			mark, p.Why = "-- ", "network is on for this tool; [tools."+tool+"] network = \"none\" leaves it only a loopback interface"
-		}
-		fmt.Fprintf(out, "%s  %-18s %s\n", mark, p.Name, p.Why)
-	}
-	masks, err := sb.Masks.Masks()
-	if err != nil {
-		return err
-	}
-	if st.Namespaces {
-		fmt.Fprintf(out, "# hidden (%d)\n", len(masks))
-	} else {
-		fmt.Fprintf(out, "# NOT hidden now: what the sandbox hides where the kernel allows it (%d)\n", len(masks))
-	}
-	for _, m := range masks {
-		kind := "file"
-		if m.Dir {
-			kind = "dir "
-		}
-		fmt.Fprintf(out, "%s  %s\n      %s\n", kind, m.Path, m.Reason)
-	}
-	if re := sb.Masks.Reopened(); len(re) > 0 {
-		fmt.Fprintf(out, "# re-opened by [sandbox] allow (%d)\n", len(re))
-		for _, m := range re {
-			fmt.Fprintf(out, "      %s\n", m.Path)
-		}
-	}
-	return nil
+	return tools.RenderSandbox(a.stdout, tool, sb, tools.SandboxStatus())
 }

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/selftest"
 	"github.com/urfave/cli/v2"
 )
@@ -52,7 +48,7 @@ func (a *app) auditCommand() *cli.Command {
 			case "off":
 				noSandbox = true
 			default:
-				return &exitError{2, fmt.Errorf("--sandbox %s: say on or off", c.String("sandbox"))}
+				return &exitError{exitUsage, fmt.Errorf("--sandbox %s: say on or off", c.String("sandbox"))}
 			}
 			return a.selfTest(c.Bool("json"), !c.Bool("no-docker"), noSandbox, c.Duration("timeout"))
 		},
@@ -73,29 +69,8 @@ func (a *app) selfTest(asJSON, docker, noSandbox bool, timeout time.Duration) er
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if !asJSON {
-		fmt.Fprintln(a.stderr, "hush audit: planting canaries and running every spawn path…")
-	}
-	rep, err := selftest.Run(ctx, selftest.Options{Hush: exe, Ambient: a.ambient, User: a.cfg, Docker: docker, NoSandbox: noSandbox, Timeout: timeout})
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	parentEnv, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(os.Getppid()), "environ"))
-	mcpJSON, _ := config.LoadMCPJSON(filepath.Join(a.dirs.Config, config.MCPFileName))
-	rep.Risks = selftest.Risks(selftest.RiskInput{Config: a.cfg, ProjectDir: dir, DataDir: a.dirs.Data, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		rep.Render(a.stdout)
-	}
-	if !rep.OK() {
-		return &exitError{exitFailure, errors.New(rep.Verdict)}
-	}
-	return nil
+	return selftest.Command{Options: selftest.Options{Hush: exe, Ambient: a.ambient, User: a.cfg, Docker: docker, NoSandbox: noSandbox, Timeout: timeout},
+		ProjectDir: dir, ConfigDir: a.dirs.Config, DataDir: a.dirs.Data, JSON: asJSON, Progress: a.stderr}.Run(ctx, a.stdout)
 }
 
 // probeCommand is run by the audit's tools, never by a person.

@@ -114,54 +114,63 @@ func TestRemoteMCPHeaderPassesTheGate(t *testing.T) {
 	}
 }
 
-// TestRemoteMCPEverythingOverStreamableHTTP: the reference server from npm,
-// started in its streamableHttp mode on 127.0.0.1, serves a tool call.
-func TestRemoteMCPEverythingOverStreamableHTTP(t *testing.T) {
+// TestRemoteMCPEverything: the reference server from npm, started in its
+// streamableHttp and its sse mode on 127.0.0.1, serves a tool call.
+func TestRemoteMCPEverything(t *testing.T) {
 	t.Parallel()
 	bin := everythingBin(t)
-	w := newWorld(t)
-	port := freePort(t)
-	srv := exec.Command(bin, "streamableHttp")
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "PORT=" + port, "HOME=" + w.home}
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				close(ready)
+	for _, tc := range []struct{ mode, path, typ, ready string }{
+		{"streamableHttp", "/mcp", "http", "listening on port"},
+		{"sse", "/sse", "sse", "running on port"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			port := freePort(t)
+			srv := exec.Command(bin, tc.mode)
+			srv.Env = []string{"PATH=" + os.Getenv("PATH"), "PORT=" + port, "HOME=" + w.home}
+			stderr, err := srv.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start its Streamable HTTP server")
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+			ready := make(chan struct{})
+			go func() {
+				sc := bufio.NewScanner(stderr)
+				once := sync.Once{}
+				for sc.Scan() {
+					if strings.Contains(sc.Text(), tc.ready) {
+						once.Do(func() { close(ready) })
+					}
+				}
+			}()
+			select {
+			case <-ready:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("server-everything did not start its %s server", tc.mode)
+			}
+			model := newFakeModel(t, step{calls: []fakeCall{{"mcp__everything__echo", map[string]any{"message": "over-" + tc.typ}}}}, step{text: "echoed"})
+			w.fakeModelConfig(model, "[[rules]]\ngate = \"tool.run:mcp__everything__*\"\nsubject = \"*\"\ndecision = \"allow\"\n"+
+				"[[rules]]\ngate = \"vault.read:GRANTED\"\nsubject = \"mcp:everything\"\ndecision = \"allow\"\n"+
+				fmt.Sprintf("[mcp.everything]\nurl = \"http://127.0.0.1:%s%s\"\ntype = %q\nheaders = { Authorization = \"Bearer ${GRANTED}\" }\n", port, tc.path, tc.typ))
+			evs, errOut, code := runJSON(t, w, "run", "--json", "echo it")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			f := ofType(evs, "tool.finished")
+			if len(f) != 1 || f[0].str("status") != "ok" || !strings.Contains(f[0].str("result"), "Echo: over-"+tc.typ) {
+				t.Fatalf("tool.finished %v\nstderr %s", f, errOut)
+			}
+			out, err := runHush(w, "mcp", "list")
+			if err != nil || !strings.Contains(out, "running  14") || !strings.Contains(out, "http://127.0.0.1:"+port+tc.path+" ("+tc.typ+")") {
+				t.Errorf("mcp list (%v):\n%s", err, out)
+			}
+			w.assertNoCanary("mcp list", out)
+		})
 	}
-	model := newFakeModel(t, step{calls: []fakeCall{{"mcp__everything__echo", map[string]any{"message": "over-http"}}}}, step{text: "echoed"})
-	w.fakeModelConfig(model, "[[rules]]\ngate = \"tool.run:mcp__everything__*\"\nsubject = \"*\"\ndecision = \"allow\"\n"+
-		"[[rules]]\ngate = \"vault.read:GRANTED\"\nsubject = \"mcp:everything\"\ndecision = \"allow\"\n"+
-		fmt.Sprintf("[mcp.everything]\nurl = \"http://127.0.0.1:%s/mcp\"\ntype = \"http\"\nheaders = { Authorization = \"Bearer ${GRANTED}\" }\n", port))
-	evs, errOut, code := runJSON(t, w, "run", "--json", "echo it")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	f := ofType(evs, "tool.finished")
-	if len(f) != 1 || f[0].str("status") != "ok" || !strings.Contains(f[0].str("result"), "Echo: over-http") {
-		t.Fatalf("tool.finished %v\nstderr %s", f, errOut)
-	}
-	out, err := runHush(w, "mcp", "list")
-	if err != nil || !strings.Contains(out, "running  14") || !strings.Contains(out, "http://127.0.0.1:"+port+"/mcp (http)") {
-		t.Errorf("mcp list (%v):\n%s", err, out)
-	}
-	w.assertNoCanary("mcp list", out)
 }
 
 func freePort(t *testing.T) string {

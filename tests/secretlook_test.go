@@ -167,3 +167,24 @@ func inRawBytes(t *testing.T, data, v string) string {
 	}
 	return ""
 }
+
+// TestLiteralKeyInMCPJSONIsSaid: a key written literally in mcp.json (the
+// format the README recommends) is named when a session starts its servers
+// and by hush audit's risks — by name, never by value.
+func TestLiteralKeyInMCPJSONIsSaid(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	const token = "ghp_9fK2mQ7xW4tZ8vB1nR6yC3literal"
+	w.write(filepath.Join(w.configDir, "mcp.json"),
+		`{"mcpServers":{"gh":{"command":"/bin/false","env":{"GITHUB_PERSONAL_ACCESS_TOKEN":"`+token+`","LOG_LEVEL":"debug"}}}}`)
+	model := newFakeModel(t, step{text: "hello"})
+	w.fakeModelConfig(model, "")
+	out, _ := runHushWithin(t, w, 60*time.Second, "run", "hi")
+	want := "hush: warning: MCP server gh has a literal value for GITHUB_PERSONAL_ACCESS_TOKEN in mcp.json: store it with `hush vault set GITHUB_PERSONAL_ACCESS_TOKEN`"
+	if !strings.Contains(out, want) {
+		t.Errorf("hush run does not warn about the literal key:\n%s", out)
+	}
+	if strings.Contains(out, token) || strings.Contains(out, "LOG_LEVEL") {
+		t.Errorf("the warning shows a value or flags a harmless variable:\n%s", out)
+	}
+}

@@ -1,8 +1,7 @@
-package main
+package ui
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,15 +13,15 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 )
 
-// termEvents renders a turn for a person: streamed model text, each tool
+// RunView renders a turn for a person (`hush run`, and `hush chat --plain`): streamed model text, each tool
 // call with its arguments, a bounded preview of its output, and its result.
 // Nothing reaches the terminal unsanitized: tool output cannot move the
 // cursor, set the title, or write the clipboard.
-type termEvents struct {
+type RunView struct {
 	mu  sync.Mutex
 	out io.Writer
-	// previewLines bounds the output shown per tool call.
-	previewLines int
+	// PreviewLines bounds the output shown per tool call.
+	PreviewLines int
 
 	lines     int  // preview lines shown for the current call
 	shown     int  // preview bytes shown for the current call
@@ -32,18 +31,19 @@ type termEvents struct {
 	inText    bool
 }
 
-func newTermEvents(out io.Writer) *termEvents {
-	return &termEvents{out: out, previewLines: 12}
+// NewRunView renders on out, with a preview of 12 lines per tool call.
+func NewRunView(out io.Writer) *RunView {
+	return &RunView{out: out, PreviewLines: 12}
 }
 
-func (t *termEvents) Text(delta string) {
+func (t *RunView) Text(delta string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inText = true
 	io.WriteString(t.out, delta) // sanitized by the executor
 }
 
-func (t *termEvents) ToolStart(call provider.ToolCall) {
+func (t *RunView) ToolStart(call provider.ToolCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.inText {
@@ -52,12 +52,12 @@ func (t *termEvents) ToolStart(call provider.ToolCall) {
 	}
 	// The name is the model's too: an unknown tool's name reaches here as
 	// sent, escapes and all.
-	fmt.Fprintf(t.out, "\n● %s %s\n", outbuf.Sanitize(call.Name), outbuf.Sanitize(summarizeArgs(call.Args, 300)))
+	fmt.Fprintf(t.out, "\n● %s %s\n", outbuf.Sanitize(call.Name), outbuf.Sanitize(SummarizeArgs(call.Args, 300)))
 	t.lines, t.shown, t.cut, t.lineStart = 0, 0, false, true
 	t.partial.Reset()
 }
 
-func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
+func (t *RunView) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cut {
@@ -68,7 +68,7 @@ func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	var b strings.Builder
 	b.Grow(len(chunk) + 16)
 	for len(chunk) > 0 { // sanitized by the executor
-		if t.lines >= t.previewLines || t.shown >= previewBytes {
+		if t.lines >= t.PreviewLines || t.shown >= previewBytes {
 			t.cut = true
 			break
 		}
@@ -105,7 +105,7 @@ func (t *termEvents) ToolOutput(_ provider.ToolCall, chunk []byte) {
 // one line of 20 MB.
 const previewBytes = 16 << 10
 
-func (t *termEvents) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
+func (t *RunView) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.lineStart {
@@ -139,36 +139,4 @@ func (t *termEvents) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 		fmt.Fprintf(t.out, "  %s %s\n", mark, outbuf.Sanitize(strings.TrimSpace(last)))
 	}
 	io.WriteString(t.out, "\n")
-}
-
-// summarizeArgs renders tool arguments on one line, shortened: a script
-// first, then the other arguments.
-func summarizeArgs(args json.RawMessage, max int) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return shorten(string(args), max)
-	}
-	var script string
-	if raw, ok := m["script"]; ok && json.Unmarshal(raw, &script) == nil {
-		delete(m, "script")
-	}
-	rest := ""
-	if len(m) > 0 {
-		b, _ := json.Marshal(m)
-		rest = string(b)
-	}
-	switch {
-	case script == "":
-		return shorten(rest, max)
-	case rest == "":
-		return shorten(strings.ReplaceAll(script, "\n", "; "), max)
-	}
-	return shorten(strings.ReplaceAll(script, "\n", "; "), max) + "  " + shorten(rest, max/2)
-}
-
-func shorten(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // chunk the tool produced, not one per character) and as a bounded preview.
 func TestToolOutputIsWrittenInBatches(t *testing.T) {
 	var w countingWriter
-	ev := newTermEvents(&w)
+	ev := NewRunView(&w)
 	call := provider.ToolCall{ID: "c1", Name: "bash"}
 	ev.ToolStart(call)
 	start := w.writes
@@ -55,7 +55,7 @@ func bytesValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == 
 // Ordinary output keeps its lines, each with the preview gutter.
 func TestToolOutputPreviewLines(t *testing.T) {
 	var w countingWriter
-	ev := newTermEvents(&w)
+	ev := NewRunView(&w)
 	call := provider.ToolCall{ID: "c1", Name: "bash"}
 	ev.ToolStart(call)
 	ev.ToolOutput(call, []byte("one\ntw"))
