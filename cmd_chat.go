@@ -248,8 +248,13 @@ func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 		if server, _, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__"); ok && strings.HasPrefix(name, "mcp__") {
 			subject = "mcp:" + server
 		}
-		if name == dockerbash.Name {
+		switch name {
+		case dockerbash.Name:
 			info.Sandbox = "runs in a container"
+		case "read", "write", "edit", "glob", "grep":
+			info.Sandbox = "runs inside hush, no sandbox: refuses the masked paths itself"
+		case "http":
+			info.Sandbox = "runs inside hush with no vault; no private addresses unless allowed"
 		}
 		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
 			info.Secrets = append(info.Secrets, p.Secrets...)

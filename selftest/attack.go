@@ -341,8 +341,10 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	add("A call that leaves something behind.", PathBash, map[string]any{"script": tag("attack-linger") + atkShellLib +
 		// Once it has shown it holds the secret, the child also kills the
 		// call's parent, should that be a reaper that would take it down
-		// when the call ends.
-		`p=$PPID; setsid sh -c 'printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; kill -9 '"$p"' 2>/dev/null; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
+		// when the call ends. In the sandbox the call is its namespace's
+		// init and $PPID is 0, which kill reads as the child's own process
+		// group: only a real parent is killed.
+		`p=$PPID; setsid sh -c 'printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; [ '"$p"' -gt 1 ] && kill -9 '"$p"' 2>/dev/null; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
 		`i=0; while [ ! -s ` + fLingerStarted + ` ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo left`,
 		"env": map[string]string{atkVar: "${" + atkLingerName + "}"}})
 	// After it: the audit looks for the child, and the scanner stops.

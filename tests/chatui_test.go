@@ -191,16 +191,21 @@ func TestChatNoColor(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.setEnv("NO_COLOR", "1")
-	model := newFakeModel(t, step{text: "## Plan\n\nplain words\n"})
+	model := newFakeModel(t, step{text: "## Plan\n\nplain *words* and `code`\n\n```go\nfunc f() {}\n```\n"})
 	chatConfig(w, model)
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("go\r")
-	tm.expect("plain words", 20*time.Second)
+	tm.expect("func f() {}", 20*time.Second)
 	tm.send("\x04")
 	tm.wait(10 * time.Second)
-	if regexp.MustCompile(`\x1b\[[0-9;]*3[0-9;]*m`).MatchString(tm.Raw()) {
-		t.Errorf("colour sequences with NO_COLOR:\n%q", tm.Raw())
+	// A colour parameter: 30–37, 38 (extended), 40–47, 48, 90–97, 100–107.
+	colour := regexp.MustCompile(`\x1b\[([0-9]*;)*(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9]*)*m`)
+	if m := colour.FindString(tm.Raw()); m != "" {
+		t.Errorf("colour sequence %q with NO_COLOR", m)
+	}
+	if strings.Contains(tm.Screen(), "## Plan") || !sgrBefore("Plan").MatchString(tm.Raw()) {
+		t.Errorf("without colour the heading is not rendered:\n%s", tm.Screen())
 	}
 }
 

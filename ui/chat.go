@@ -607,9 +607,12 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, tea.Quit
+	case msg.Type == tea.KeyCtrlL:
+		return m, tea.ClearScreen // the scrollback keeps the conversation
 	case msg.Paste:
-		text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(msg.Runes))
-		m.ta.InsertString(text)
+		// Pasted text is typed into the prompt and drawn: no escape in it
+		// may reach the terminal (Sanitize also turns \r into \n).
+		m.ta.InsertString(outbuf.Sanitize(string(msg.Runes)))
 		m.fit()
 		return m, nil
 	case msg.Type == tea.KeyEnter && !msg.Alt:

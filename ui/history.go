@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/hushcli/hush/executor/outbuf"
 )
 
 // HistoryLimit is how many prompts the history file keeps.
@@ -42,7 +44,9 @@ func (h *History) Load() error {
 	for sc.Scan() {
 		var s string
 		if json.Unmarshal(sc.Bytes(), &s) == nil && s != "" {
-			h.entries = append(h.entries, s)
+			// Recalled into the prompt and drawn: a hand-edited file holds
+			// no escape that reaches the terminal.
+			h.entries = append(h.entries, outbuf.Sanitize(s))
 		}
 	}
 	if n := len(h.entries); n > HistoryLimit {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -94,5 +95,27 @@ func TestStatusLineSumsUsageAndCost(t *testing.T) {
 	out, _ := m.slash("/usage")
 	if !strings.Contains(stripANSI(out), "this turn: 250 input, 25 output tokens (64 input tokens from the cache)") || !strings.Contains(out, "$0.0012") {
 		t.Errorf("/usage: %q", out)
+	}
+}
+
+func TestPasteAndHistoryCannotDriveTheTerminal(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard})
+	m := newModel(c)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Paste: true, Runes: []rune("a\x1b]52;c;cHduZWQ=\x07b\r\nc")})
+	if got := m.ta.Value(); got != "ab\nc" {
+		t.Errorf("pasted %q", got)
+	}
+	dir := t.TempDir()
+	path := dir + "/history.jsonl"
+	if err := os.WriteFile(path, []byte(`"x\u001b[2Jy"`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &History{Path: path, Redact: func(s string) string { return s }}
+	if err := h.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if e := h.Entries(); len(e) != 1 || e[0] != "xy" {
+		t.Errorf("history entries %q", e)
 	}
 }
