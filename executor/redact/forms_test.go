@@ -112,11 +112,13 @@ var encoders = []encoder{
 	{name: "od -An -tx1, joined", hex: true, enc: func(p, v, q string) string { return hex.EncodeToString([]byte(p + v + q)) }},
 }
 
-// formSecrets: one value with every byte escaping cares about, one token
+// formSecrets: one value with every byte escaping cares about, tokens
 // that only base64 and hex change.
 var formSecrets = []Secret{
 	{"PW", `p@ss w/"q'\<&>%7e$x!Zr7Lm2`},
 	{"GH_TOKEN", "ghp_9fK2mQ7xW4tZ8vB1nR6yC3"},
+	// Over 57 bytes: its base64 crosses base64's 76-column line break.
+	{"SLACK_TOKEN", "xoxb-20250101-5471028374651-Zr7Lm2Xq8Vn4Tk9Wp3Hs6Jd1Fg0Bc5Qy8Re2Lu7Mi4"},
 }
 
 // stripBreaks removes line breaks, so that a check sees an encoded value
