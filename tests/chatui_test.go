@@ -335,3 +335,27 @@ func TestChatLineEditorKeys(t *testing.T) {
 		t.Errorf("the model was sent %q, want %q", p, "hello there!")
 	}
 }
+
+// TestChatShiftEnterAddsALine: Shift-Enter as terminals report it with
+// the kitty protocol or xterm's modifyOtherKeys adds a line.
+func TestChatShiftEnterAddsALine(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "two lines"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("one")
+	tm.send("\x1b[13;2u")
+	tm.send("two")
+	tm.send("\x1b[27;2;13~")
+	tm.send("three")
+	time.Sleep(200 * time.Millisecond)
+	tm.send("\r")
+	tm.expect("two lines", 20*time.Second)
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	if p := model.userPrompts(); len(p) != 1 || p[0][0] != "one\ntwo\nthree" {
+		t.Errorf("the model was sent %q", p)
+	}
+}
