@@ -63,14 +63,14 @@ func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false)
 func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
 
 func (a *app) chatActionAt(c *cli.Context, root bool) error {
-	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
-	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
+	rr := resumeRequest{Continue: c.Bool("continue"), Resume: c.Bool("resume"), ID: c.Args().First()}
+	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.Resume) {
 		if root { // hush frobnicate
 			return unknownCommand(c.Args().First())
 		}
 		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
 	}
-	if rr.cont && rr.resume {
+	if rr.Continue && rr.Resume {
 		return &exitError{exitUsage, errors.New("--continue and --resume both pick a session: use one")}
 	}
 	f := readModelFlags(c)
@@ -95,7 +95,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 		return err
 	}
 	var resumed *transcript.Session
-	if rr.any() {
+	if rr.Any() {
 		s, err := a.findSession(rr, a.stdinTerminal() != nil)
 		if err != nil {
 			return err
@@ -152,7 +152,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 		History:  hist,
 		Turn: func(ctx context.Context, prompt string) error {
 			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-			conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+			conv.Add(res.Turn, session.CloseDanglingCalls(res.Messages))
 			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
 				out := chat.Printer()
 				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
@@ -195,7 +195,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 		intro = append(intro, a.instructions)
 	}
 	if resumed != nil {
-		intro = append(intro, resumeNote(resumed))
+		intro = append(intro, session.ResumeNote(resumed))
 	}
 	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
 	chat.SetIntro(strings.Join(intro, "\n"))
@@ -297,7 +297,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}
 	if resumed != nil {
-		fmt.Fprintln(a.stdout, resumeNote(resumed))
+		fmt.Fprintln(a.stdout, session.ResumeNote(resumed))
 	}
 	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
@@ -375,7 +375,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 			continue
 		}
 		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+		conv.Add(res.Turn, session.CloseDanglingCalls(res.Messages))
 		endTurn()
 		switch {
 		case ctx.Err() != nil:
