@@ -250,7 +250,11 @@ func (a *app) init() error {
 				fmt.Fprintf(a.stderr, "hush: removed %d temporary file(s) a killed hush left in %s (%s)\n", len(gone), dir, strings.Join(gone, ", "))
 			}
 		}
-		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
+		cfgPath := filepath.Join(a.dirs.Config, config.FileName)
+		a.cfg, a.initErr = config.Load(cfgPath)
+		if a.initErr == nil {
+			a.initErr = config.CheckBackend(a.cfg, cfgPath, a.vaultRegistry().Names())
+		}
 		if a.initErr == nil {
 			a.initErr = a.withProjectConfig()
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor/provider/names"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
@@ -56,7 +57,7 @@ func (a *app) firstRun(f modelFlags) error {
 func (a *app) currentAnswers() wizard.Answers {
 	m := a.cfg.Model
 	cur := wizard.Answers{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, Backend: a.currentBackend()}
-	if cur.Provider == "replay" {
+	if cur.Provider == names.Replay {
 		cur = wizard.Answers{Backend: cur.Backend}
 	}
 	// Only a reference that is exactly ${NAME} names the key; anything else
