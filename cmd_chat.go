@@ -180,7 +180,8 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 			agent.Provider = p
 			return nil
 		},
-		Tools: func() []ui.ToolInfo { return a.toolInfo(agent) },
+		Tools:        func() []ui.ToolInfo { return a.toolInfo(agent) },
+		Instructions: func() string { return a.instructions },
 	})
 	prompter := chat.Host(&wizard.Prompter{In: tty, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""})
 	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat, resume: resumed})
