@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
@@ -302,96 +300,16 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 	}
 	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
-	defer signal.Stop(sigs)
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
-	var turnDone chan struct{} // closed when the running turn has returned
-	quit := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			case s := <-sigs:
-				mu.Lock()
-				c, done := cancelTurn, turnDone
-				mu.Unlock()
-				if s == syscall.SIGHUP || s == syscall.SIGTERM {
-					// The terminal closed, or hush was told to stop: end
-					// the turn as Ctrl-C would (its tools' processes are
-					// killed), then stop background processes and MCP
-					// servers, then exit 129 / 143.
-					if c != nil {
-						c()
-						select {
-						case <-done:
-						case <-time.After(10 * time.Second):
-						}
-					}
-					closeFn()
-					exitNow(signalExit(s).code)
-				}
-				if c != nil {
-					c()
-					continue
-				}
-				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
-			}
-		}
-	}()
-	defer close(quit)
-
-	in := bufio.NewReader(a.stdin)
-	for {
-		fmt.Fprint(a.stdout, "› ")
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(a.stdout)
-			return nil // Ctrl-D or end of input
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if line == "/exit" || line == "/quit" {
-			return nil
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		mu.Lock()
-		cancelTurn, turnDone = cancel, done
-		mu.Unlock()
-		endTurn := func() {
-			mu.Lock()
-			cancelTurn, turnDone = nil, nil
-			mu.Unlock()
-			close(done)
-		}
-		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
-			a.chatSessionCommand(ctx, a.stdout, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
-			endTurn()
-			cancel()
-			continue
-		}
-		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		conv.Add(res.Turn, session.CloseDanglingCalls(res.Messages))
-		endTurn()
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
-		default:
-			fmt.Fprintln(a.stdout)
-			if agent.NeedsCompaction(&conv, res.Context) {
-				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
-				a.chatSessionCommand(ctx, a.stdout, agent, &conv, "/compact", "", interactive)
-			}
-		}
-		cancel()
-	}
+	return ui.Plain{In: a.stdin, Out: a.stdout, Agent: agent, Conv: &conv, Redact: a.redact, Repair: session.CloseDanglingCalls,
+		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
+			a.chatSessionCommand(ctx, out, agent, &conv, cmd, arg, interactive)
+		},
+		Signals: stopSignals,
+		// The terminal closed, or hush was told to stop: the turn has
+		// ended as Ctrl-C ends it; stop background processes and MCP
+		// servers, then exit 129 / 143.
+		Stop: func(s os.Signal) { closeFn(); exitNow(signalExit(s).code) },
+	}.Run()
 }
 
 // unknownCommand is the error for `hush frobnicate`.
