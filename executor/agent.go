@@ -205,7 +205,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
 		res.Usage.CachedTokens += resp.Usage.CachedTokens
 		res.Context = resp.Usage.InputTokens + resp.Usage.OutputTokens
-		if a.Provider.Name() == "anthropic" {
+		if a.Provider.Name() == provider.Anthropic {
 			res.Context += resp.Usage.CachedTokens // reported apart from input_tokens
 		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))

@@ -214,3 +214,44 @@ func TestEditApprovalShowsTheDiff(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 }
+
+// TestRunJSONPermissionCarriesTheDiff: in `hush run --json` the permission
+// event of a write or edit names the file and carries the diff that was
+// approved or denied, so CI can review what a run changed; every event
+// still validates against docs/events.schema.json.
+func TestRunJSONPermissionCarriesTheDiff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.write(filepath.Join(w.project, "main.go"), mainGo)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"edit", map[string]any{"path": "main.go", "old": `println("hello")`, "new": `println("hello, hush")`}}}},
+		step{calls: []fakeCall{{"write", map[string]any{"path": "notes/denied.md", "content": "never written\n"}}}},
+		step{text: "done"},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n"+
+		"[[rules]]\ngate = \"tool.run:edit\"\nsubject = \"edit\"\ndecision = \"allow\"\n", model.URL()))
+	evs, stderr, code := runJSON(t, w, "run", "--json", "edit and write")
+	if code != 3 {
+		t.Errorf("exit code %d, want 3 (a tool was denied)\n%s", code, stderr)
+	}
+	perms := ofType(evs, "permission")
+	if len(perms) != 2 {
+		t.Fatalf("permission events %v", perms)
+	}
+	edit, write := perms[0], perms[1]
+	if edit.str("gate") != "tool.run:edit" || edit.str("decision") != "allow" || edit.str("path") != filepath.Join(w.project, "main.go") {
+		t.Errorf("edit approval %v", edit)
+	}
+	for _, want := range []string{"--- a/main.go", "+++ b/main.go", "-\tprintln(\"hello\")", "+\tprintln(\"hello, hush\")"} {
+		if !strings.Contains(edit.str("diff"), want) {
+			t.Errorf("the edit's permission event lacks %q in its diff: %q", want, edit.str("diff"))
+		}
+	}
+	if write.str("gate") != "tool.run:write" || write.str("decision") != "deny" || write.str("path") != filepath.Join(w.project, "notes", "denied.md") ||
+		!strings.Contains(write.str("diff"), "+never written") {
+		t.Errorf("write denial %v", write)
+	}
+	if _, err := os.Stat(filepath.Join(w.project, "notes", "denied.md")); err == nil {
+		t.Errorf("the denied write happened")
+	}
+}

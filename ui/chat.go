@@ -47,6 +47,9 @@ type Config struct {
 	SetModel func(name string) error
 	// Tools lists what the model is offered (/tools).
 	Tools func() []ToolInfo
+	// Instructions names the AGENTS.md files the system prompt carries,
+	// with a note on any cut by the size cap; "" when none (/tools).
+	Instructions func() string
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
 	// Commands are slash commands the session adds (/compact, /resume):
