@@ -16,8 +16,6 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/ui"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
@@ -228,42 +226,14 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	return err
 }
 
-// sandboxStatus is what the status line says about how host tools run:
-// "on" when the kernel gave the sandbox its namespaces, else "off".
-func (a *app) sandboxStatus() string {
-	if tools.SandboxStatus().Namespaces {
-		return "on"
-	}
-	return "off"
-}
+// sandboxStatus is what the status line says about host tools (session.SandboxWord).
+func (a *app) sandboxStatus() string { return session.SandboxWord() }
 
-// toolInfo lists the offered tools for /tools.
+// toolInfo lists the offered tools for /tools (session.Tools).
 func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 	var out []ui.ToolInfo
-	for _, t := range agent.Tools.List() {
-		name := t.Name()
-		info := ui.ToolInfo{Name: name, Description: t.Description(), Sandbox: "runs on this machine, sandbox " + a.sandboxStatus()}
-		subject := name
-		if server, _, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__"); ok && strings.HasPrefix(name, "mcp__") {
-			subject = "mcp:" + server
-		}
-		switch name {
-		case dockerbash.Name:
-			info.Sandbox = "runs in a container"
-		case "read", "write", "edit", "glob", "grep":
-			info.Sandbox = "runs inside hush, no sandbox: refuses the masked paths itself"
-		case "http":
-			info.Sandbox = "runs inside hush with no vault; no private addresses unless allowed"
-		}
-		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
-			info.Secrets = append(info.Secrets, p.Secrets...)
-			for k, v := range env {
-				if strings.Contains(v, "${") {
-					info.Secrets = append(info.Secrets, k)
-				}
-			}
-		}
-		out = append(out, info)
+	for _, t := range session.Tools(a.cfg, a.dirs.Config, agent) {
+		out = append(out, ui.ToolInfo{Name: t.Name, Description: t.Description, Sandbox: t.Sandbox, Secrets: t.Secrets})
 	}
 	return out
 }
