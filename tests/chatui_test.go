@@ -121,6 +121,8 @@ func TestSlashCommandsAreLocal(t *testing.T) {
 	w := newWorld(t)
 	model := newFakeModel(t, step{text: "should not be asked"})
 	chatConfig(w, model)
+	// An AGENTS.md over the size cap: /tools names it and says it was cut.
+	w.write(filepath.Join(w.project, "AGENTS.md"), strings.Repeat("Keep the build green.\n", 2000))
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("/help\r")
@@ -130,6 +132,8 @@ func TestSlashCommandsAreLocal(t *testing.T) {
 	tm.expect("unknown command /frobnicate", 10*time.Second)
 	tm.send("/to\t\r") // Tab completes /tools
 	tm.expect("no secrets configured", 10*time.Second)
+	tm.expect("project instructions: "+filepath.Join(w.project, "AGENTS.md")+" (", 10*time.Second)
+	tm.expect("bytes cut by the 32 KiB size cap)", 10*time.Second)
 	tm.send("/usage\r")
 	tm.expect("(the server has reported no usage)", 10*time.Second)
 	tm.send("/exit\r")
