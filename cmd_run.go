@@ -132,35 +132,16 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	ctx, stopSig, stop := notifyStop(context.Background())
 	defer stop()
-	if agent.NeedsCompaction(&conv, 0) {
-		c, err := agent.Compact(ctx, &conv, 0)
-		if err != nil {
-			return runFailed(stream, events.KindModel, err)
-		}
-		if stream != nil {
-			stream.Compacted(c.Through, c.Summarized, c.Kept, c.Summary)
-		} else {
-			fmt.Fprintln(a.stderr, "hush: "+session.CompactNote(c))
-		}
+	kind, err := session.OneTurn(ctx, agent, &conv, prompt, stream, a.stdout, a.stderr)
+	switch kind {
+	case "":
+		return nil
+	case events.KindInterrupted:
+		return runFailed(stream, kind, signalExit(stopSig.get()))
+	case events.KindDenied:
+		return runFailed(stream, kind, &exitError{exitDenied, err})
 	}
-	res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-	if !f.json {
-		fmt.Fprintln(a.stdout)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, signalExit(stopSig.get()))
-	case errors.Is(err, executor.ErrModel):
-		return runFailed(stream, events.KindModel, err)
-	case errors.Is(err, executor.ErrMaxSteps):
-		return runFailed(stream, events.KindMaxSteps, err)
-	case err != nil:
-		return runFailed(stream, events.KindInternal, err)
-	case len(res.Denied) > 0:
-		return runFailed(stream, events.KindDenied, &exitError{exitDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
-			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))})
-	}
-	return nil
+	return runFailed(stream, kind, err)
 }
 
 // runFailed reports err as the stream's last event (if there is a stream)

@@ -244,3 +244,41 @@ func Info(agent *executor.Agent, model, transcript string) events.Session {
 		Transcript: transcript,
 	}
 }
+
+// OneTurn is `hush run`'s turn on agent: compact conv first when it is
+// near the context window, run prompt, and classify how it ended as an
+// events kind ("" when it succeeded). With stream nil, the compaction note
+// goes to notes and a newline ends the turn's text on out. An interrupted
+// turn is events.KindInterrupted with a nil error (the caller knows the
+// signal).
+func OneTurn(ctx context.Context, agent *executor.Agent, conv *transcript.Conversation, prompt string, stream *events.Writer, out, notes io.Writer) (string, error) {
+	if agent.NeedsCompaction(conv, 0) {
+		c, err := agent.Compact(ctx, conv, 0)
+		if err != nil {
+			return events.KindModel, err
+		}
+		if stream != nil {
+			stream.Compacted(c.Through, c.Summarized, c.Kept, c.Summary)
+		} else {
+			fmt.Fprintln(notes, "hush: "+CompactNote(c))
+		}
+	}
+	res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
+	if stream == nil {
+		fmt.Fprintln(out)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return events.KindInterrupted, nil
+	case errors.Is(err, executor.ErrModel):
+		return events.KindModel, err
+	case errors.Is(err, executor.ErrMaxSteps):
+		return events.KindMaxSteps, err
+	case err != nil:
+		return events.KindInternal, err
+	case len(res.Denied) > 0:
+		return events.KindDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
+			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))
+	}
+	return "", nil
+}
