@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/executor"
@@ -199,27 +196,10 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	// The permission form's colours suit the terminal's background.
 	a.resolveBackground()
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
-	defer signal.Stop(sigs)
-	var terminated sync.Once
-	var stoppedBy os.Signal // SIGHUP (the terminal closed) or SIGTERM
-	go func() {
-		for s := range sigs {
-			if s == syscall.SIGTERM || s == syscall.SIGHUP {
-				terminated.Do(func() { stoppedBy = s })
-				chat.Stop()
-				return
-			}
-			chat.Interrupt()
-		}
-	}()
-	err = chat.Run()
-	terminated.Do(func() {})
+	stoppedBy, err := chat.RunStoppable(stopSignals, 5*time.Second) // the running tool is stopped first
 	switch {
 	case stoppedBy != nil:
-		chat.WaitTurns(5 * time.Second) // the running tool is stopped first
-		return signalExit(stoppedBy)    // 129 or 143; closeFn stops what is left
+		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
 	case errors.Is(err, ui.ErrInterrupted):
 		return nil
 	}
