@@ -10,11 +10,9 @@ import (
 	"sync"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/config/atomicfile"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/redact"
-	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -236,32 +234,15 @@ func (a *app) projectDir() (string, error) {
 	return os.Getwd()
 }
 
-// init loads the directories and config.toml once.
+// init loads the directories and config.toml once (session.LoadConfig).
 func (a *app) init() error {
 	a.once.Do(func() {
-		a.dirs, a.initErr = config.ResolveDirs(a.ambient)
-		if a.initErr != nil {
+		dir, err := a.projectDir()
+		if err != nil {
+			a.initErr = err
 			return
 		}
-		// Temp files of a hush killed mid-write hold whole files (the vault
-		// too): they go at the next start.
-		for _, dir := range []string{a.dirs.Data, a.dirs.Config} {
-			if gone := atomicfile.RemoveStale(dir); len(gone) > 0 {
-				fmt.Fprintf(a.stderr, "hush: removed %d temporary file(s) a killed hush left in %s (%s)\n", len(gone), dir, strings.Join(gone, ", "))
-			}
-		}
-		a.cfg, a.initErr = config.Load(filepath.Join(a.dirs.Config, config.FileName))
-		if a.initErr == nil {
-			a.initErr = a.withProjectConfig()
-		}
-		if a.initErr == nil {
-			for _, w := range selftest.LiteralSecrets(a.cfg, nil) {
-				fmt.Fprintln(a.stderr, "hush: warning: "+w)
-			}
-		}
-		if on := a.cfg.Unsafe.Any(); a.initErr == nil && len(on) > 0 {
-			fmt.Fprintf(a.stderr, "hush: WARNING: [unsafe] in config.toml switches protections off (%s): tools may see secrets; remove it\n", strings.Join(on, ", "))
-		}
+		a.dirs, a.cfg, a.initErr = session.LoadConfig(a.ambient, dir, a.stderr)
 	})
 	return a.initErr
 }
@@ -291,22 +272,4 @@ func (a *app) openVault() (*vault.Layered, error) {
 		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
 	})
 	return a.vault, a.vaultErr
-}
-
-// withProjectConfig merges the project's .hush/config.toml into a.cfg, as
-// the trust store allows, and prints one line saying what was left out.
-func (a *app) withProjectConfig() error {
-	dir, err := a.projectDir()
-	if err != nil {
-		return err
-	}
-	merged, note, err := config.WithProject(a.cfg, config.NewTrustStore(a.dirs.Config), dir)
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		fmt.Fprintf(a.stderr, "hush: %s\n", note)
-	}
-	a.cfg = merged
-	return nil
 }

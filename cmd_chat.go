@@ -1,25 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/ui"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
@@ -63,14 +56,14 @@ func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false)
 func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
 
 func (a *app) chatActionAt(c *cli.Context, root bool) error {
-	rr := resumeRequest{cont: c.Bool("continue"), resume: c.Bool("resume"), id: c.Args().First()}
-	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.resume) {
+	rr := resumeRequest{Continue: c.Bool("continue"), Resume: c.Bool("resume"), ID: c.Args().First()}
+	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.Resume) {
 		if root { // hush frobnicate
 			return unknownCommand(c.Args().First())
 		}
 		return &exitError{exitUsage, fmt.Errorf("chat takes no arguments but a session id after --resume (got %q); to run one prompt use hush run", strings.Join(c.Args().Slice(), " "))}
 	}
-	if rr.cont && rr.resume {
+	if rr.Continue && rr.Resume {
 		return &exitError{exitUsage, errors.New("--continue and --resume both pick a session: use one")}
 	}
 	f := readModelFlags(c)
@@ -95,7 +88,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 		return err
 	}
 	var resumed *transcript.Session
-	if rr.any() {
+	if rr.Any() {
 		s, err := a.findSession(rr, a.stdinTerminal() != nil)
 		if err != nil {
 			return err
@@ -152,7 +145,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 		History:  hist,
 		Turn: func(ctx context.Context, prompt string) error {
 			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-			conv.Add(res.Turn, closeDanglingCalls(res.Messages))
+			conv.Add(res.Turn, session.CloseDanglingCalls(res.Messages))
 			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
 				out := chat.Printer()
 				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
@@ -182,7 +175,8 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 			agent.Provider = p
 			return nil
 		},
-		Tools: func() []ui.ToolInfo { return a.toolInfo(agent) },
+		Tools:        func() []ui.ToolInfo { return a.toolInfo(agent) },
+		Instructions: func() string { return a.instructions },
 	})
 	prompter := chat.Host(&wizard.Prompter{In: tty, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""})
 	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat, resume: resumed})
@@ -195,76 +189,31 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 		intro = append(intro, a.instructions)
 	}
 	if resumed != nil {
-		intro = append(intro, resumeNote(resumed))
+		intro = append(intro, session.ResumeNote(resumed))
 	}
 	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
 	chat.SetIntro(strings.Join(intro, "\n"))
 	// The permission form's colours suit the terminal's background.
 	a.resolveBackground()
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
-	defer signal.Stop(sigs)
-	var terminated sync.Once
-	var stoppedBy os.Signal // SIGHUP (the terminal closed) or SIGTERM
-	go func() {
-		for s := range sigs {
-			if s == syscall.SIGTERM || s == syscall.SIGHUP {
-				terminated.Do(func() { stoppedBy = s })
-				chat.Stop()
-				return
-			}
-			chat.Interrupt()
-		}
-	}()
-	err = chat.Run()
-	terminated.Do(func() {})
+	stoppedBy, err := chat.RunStoppable(stopSignals, 5*time.Second) // the running tool is stopped first
 	switch {
 	case stoppedBy != nil:
-		chat.WaitTurns(5 * time.Second) // the running tool is stopped first
-		return signalExit(stoppedBy)    // 129 or 143; closeFn stops what is left
+		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
 	case errors.Is(err, ui.ErrInterrupted):
 		return nil
 	}
 	return err
 }
 
-// sandboxStatus is what the status line says about how host tools run:
-// "on" when the kernel gave the sandbox its namespaces, else "off".
-func (a *app) sandboxStatus() string {
-	if tools.SandboxStatus().Namespaces {
-		return "on"
-	}
-	return "off"
-}
+// sandboxStatus is what the status line says about host tools (session.SandboxWord).
+func (a *app) sandboxStatus() string { return session.SandboxWord() }
 
-// toolInfo lists the offered tools for /tools.
+// toolInfo lists the offered tools for /tools (session.Tools).
 func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
 	var out []ui.ToolInfo
-	for _, t := range agent.Tools.List() {
-		name := t.Name()
-		info := ui.ToolInfo{Name: name, Description: t.Description(), Sandbox: "runs on this machine, sandbox " + a.sandboxStatus()}
-		subject := name
-		if server, _, ok := strings.Cut(strings.TrimPrefix(name, "mcp__"), "__"); ok && strings.HasPrefix(name, "mcp__") {
-			subject = "mcp:" + server
-		}
-		switch name {
-		case dockerbash.Name:
-			info.Sandbox = "runs in a container"
-		case "read", "write", "edit", "glob", "grep":
-			info.Sandbox = "runs inside hush, no sandbox: refuses the masked paths itself"
-		case "http":
-			info.Sandbox = "runs inside hush with no vault; no private addresses unless allowed"
-		}
-		if p, env, err := session.EnvPolicy(a.cfg, a.dirs.Config, subject); err == nil {
-			info.Secrets = append(info.Secrets, p.Secrets...)
-			for k, v := range env {
-				if strings.Contains(v, "${") {
-					info.Secrets = append(info.Secrets, k)
-				}
-			}
-		}
-		out = append(out, info)
+	for _, t := range session.Tools(a.cfg, a.dirs.Config, agent) {
+		out = append(out, ui.ToolInfo{Name: t.Name, Description: t.Description, Sandbox: t.Sandbox, Secrets: t.Secrets})
 	}
 	return out
 }
@@ -297,100 +246,20 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
 	}
 	if resumed != nil {
-		fmt.Fprintln(a.stdout, resumeNote(resumed))
+		fmt.Fprintln(a.stdout, session.ResumeNote(resumed))
 	}
 	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
-	defer signal.Stop(sigs)
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
-	var turnDone chan struct{} // closed when the running turn has returned
-	quit := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			case s := <-sigs:
-				mu.Lock()
-				c, done := cancelTurn, turnDone
-				mu.Unlock()
-				if s == syscall.SIGHUP || s == syscall.SIGTERM {
-					// The terminal closed, or hush was told to stop: end
-					// the turn as Ctrl-C would (its tools' processes are
-					// killed), then stop background processes and MCP
-					// servers, then exit 129 / 143.
-					if c != nil {
-						c()
-						select {
-						case <-done:
-						case <-time.After(10 * time.Second):
-						}
-					}
-					closeFn()
-					exitNow(signalExit(s).code)
-				}
-				if c != nil {
-					c()
-					continue
-				}
-				fmt.Fprint(a.stdout, "\n(Ctrl-D to exit)\n› ")
-			}
-		}
-	}()
-	defer close(quit)
-
-	in := bufio.NewReader(a.stdin)
-	for {
-		fmt.Fprint(a.stdout, "› ")
-		line, err := in.ReadString('\n')
-		if err != nil && line == "" {
-			fmt.Fprintln(a.stdout)
-			return nil // Ctrl-D or end of input
-		}
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if line == "/exit" || line == "/quit" {
-			return nil
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		mu.Lock()
-		cancelTurn, turnDone = cancel, done
-		mu.Unlock()
-		endTurn := func() {
-			mu.Lock()
-			cancelTurn, turnDone = nil, nil
-			mu.Unlock()
-			close(done)
-		}
-		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
-			a.chatSessionCommand(ctx, a.stdout, agent, &conv, cmd, strings.TrimSpace(arg), interactive)
-			endTurn()
-			cancel()
-			continue
-		}
-		res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(line))
-		conv.Add(res.Turn, closeDanglingCalls(res.Messages))
-		endTurn()
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(a.stdout, "\n(turn cancelled; the tool's processes were stopped)")
-		case err != nil:
-			fmt.Fprintf(a.stdout, "\nhush: %s\n", outbuf.Sanitize(a.redact(err.Error())))
-		default:
-			fmt.Fprintln(a.stdout)
-			if agent.NeedsCompaction(&conv, res.Context) {
-				fmt.Fprintln(a.stdout, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
-				a.chatSessionCommand(ctx, a.stdout, agent, &conv, "/compact", "", interactive)
-			}
-		}
-		cancel()
-	}
+	return ui.Plain{In: a.stdin, Out: a.stdout, Agent: agent, Conv: &conv, Redact: a.redact, Repair: session.CloseDanglingCalls,
+		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
+			a.chatSessionCommand(ctx, out, agent, &conv, cmd, arg, interactive)
+		},
+		Signals: stopSignals,
+		// The terminal closed, or hush was told to stop: the turn has
+		// ended as Ctrl-C ends it; stop background processes and MCP
+		// servers, then exit 129 / 143.
+		Stop: func(s os.Signal) { closeFn(); exitNow(signalExit(s).code) },
+	}.Run()
 }
 
 // unknownCommand is the error for `hush frobnicate`.

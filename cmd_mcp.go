@@ -13,7 +13,6 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/wizard"
@@ -101,11 +100,8 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 	if a.stdinTerminal() != nil {
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
-	audit := auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-	audit.Notice = a.warn
-	return session.StartMCP(ctx, session.MCPOptions{Servers: servers, Dir: dir, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
-		Gate: session.Gate(a.cfg, prompter, false), Audit: audit, Session: session.NewID("mcp"), Version: version,
-		UnsafeNoCredentialFilter: a.cfg.Unsafe.NoCredentialFilter}, names...)
+	return session.Standalone{Config: a.cfg, Servers: servers, Dir: dir, DataDir: a.dirs.Data, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
+		Prompter: prompter, Notice: a.warn, Version: version}.Start(ctx, names...)
 }
 
 // mcpServers is every configured MCP server, from config.toml and mcp.json.

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
-	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/ui"
 	"github.com/urfave/cli/v2"
 )
@@ -91,7 +88,7 @@ func (a *app) runAction(c *cli.Context) error {
 	if strings.TrimSpace(prompt) == "" {
 		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	return a.runOnce(readModelFlags(c), prompt, resumeRequest{cont: c.Bool("continue")})
+	return a.runOnce(readModelFlags(c), prompt, resumeRequest{Continue: c.Bool("continue")})
 }
 
 func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
@@ -107,7 +104,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		sink = term
 	}
 	var resumed *transcript.Session
-	if rr.any() {
+	if rr.Any() {
 		s, err := a.findSession(rr, false)
 		if err != nil {
 			return runFailed(stream, events.KindConfig, err)
@@ -123,11 +120,11 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	if resumed != nil {
 		conv = resumed.Conversation
 		if stream == nil {
-			fmt.Fprintln(a.stderr, "hush: "+resumeNote(resumed))
+			fmt.Fprintln(a.stderr, "hush: "+session.ResumeNote(resumed))
 		}
 	}
 	if stream != nil {
-		info := a.sessionInfo(agent, f)
+		info := session.Info(agent, a.modelName(f), a.transcriptPath(agent.Session))
 		if resumed != nil {
 			info.Resumed, info.Turns = true, resumed.Completed
 		}
@@ -135,35 +132,16 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 	}
 	ctx, stopSig, stop := notifyStop(context.Background())
 	defer stop()
-	if agent.NeedsCompaction(&conv, 0) {
-		c, err := agent.Compact(ctx, &conv, 0)
-		if err != nil {
-			return runFailed(stream, events.KindModel, err)
-		}
-		if stream != nil {
-			stream.Compacted(c.Through, c.Summarized, c.Kept, c.Summary)
-		} else {
-			fmt.Fprintln(a.stderr, "hush: "+compactNote(c))
-		}
+	kind, err := session.OneTurn(ctx, agent, &conv, prompt, stream, a.stdout, a.stderr)
+	switch kind {
+	case "":
+		return nil
+	case events.KindInterrupted:
+		return runFailed(stream, kind, signalExit(stopSig.get()))
+	case events.KindDenied:
+		return runFailed(stream, kind, &exitError{exitDenied, err})
 	}
-	res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-	if !f.json {
-		fmt.Fprintln(a.stdout)
-	}
-	switch {
-	case ctx.Err() != nil:
-		return runFailed(stream, events.KindInterrupted, signalExit(stopSig.get()))
-	case errors.Is(err, executor.ErrModel):
-		return runFailed(stream, events.KindModel, err)
-	case errors.Is(err, executor.ErrMaxSteps):
-		return runFailed(stream, events.KindMaxSteps, err)
-	case err != nil:
-		return runFailed(stream, events.KindInternal, err)
-	case len(res.Denied) > 0:
-		return runFailed(stream, events.KindDenied, &exitError{exitDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
-			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))})
-	}
-	return nil
+	return runFailed(stream, kind, err)
 }
 
 // runFailed reports err as the stream's last event (if there is a stream)
@@ -182,100 +160,9 @@ func runFailed(stream *events.Writer, kind string, err error) error {
 	return ee
 }
 
-// sessionInfo is the stream's session.started.
-func (a *app) sessionInfo(agent *executor.Agent, f modelFlags) events.Session {
-	var names []string
-	for _, t := range agent.Tools.List() {
-		names = append(names, t.Name())
-	}
-	sandbox := events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"}
-	if st := tools.SandboxStatus(); st.Namespaces {
-		sandbox = events.Sandbox{State: "namespaces", Detail: fmt.Sprintf("own user, PID and mount namespaces per host tool; Landlock ABI %d", st.LandlockABI)}
-	} else if st.Reason != "" {
-		sandbox.Detail = st.Reason
-	}
-	return events.Session{
-		ID:         agent.Session,
-		Model:      events.Model{Provider: agent.Provider.Name(), Name: a.modelName(f)},
-		Directory:  agent.Dir,
-		Sandbox:    sandbox,
-		Tools:      names,
-		Transcript: a.transcriptPath(agent.Session),
-	}
-}
-
-// chatSessionCommand runs /resume [ID] and /compact [N] in chat.
+// chatSessionCommand runs /resume [ID] and /compact [N] in chat (session.Command).
 func (a *app) chatSessionCommand(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
-	switch cmd {
-	case "/compact":
-		keep := 0
-		if arg != "" {
-			n, err := strconv.Atoi(arg)
-			if err != nil || n < 1 {
-				fmt.Fprintf(out, "hush: /compact takes the number of latest turns to keep verbatim, e.g. /compact 2 (got %q)\n", arg)
-				return
-			}
-			keep = n
-		}
-		c, err := agent.Compact(ctx, conv, keep)
-		if err != nil {
-			fmt.Fprintf(out, "hush: %s\n", err)
-			return
-		}
-		fmt.Fprintln(out, compactNote(c))
-		fmt.Fprintln(out, "  │ "+strings.ReplaceAll(outbuf.Sanitize(c.Summary), "\n", "\n  │ "))
-	case "/resume":
-		s, err := a.findSession(resumeRequest{resume: true, id: arg}, interactive)
-		if err != nil {
-			fmt.Fprintf(out, "hush: %s\n", err)
-			return
-		}
-		f, err := transcript.Reopen(s)
-		if err != nil {
-			fmt.Fprintf(out, "hush: %s\n", err)
-			return
-		}
-		old := agent.SwitchSession(s.ID, f, s.LastTurn)
-		if c, ok := old.(io.Closer); ok {
-			_ = c.Close()
-		}
-		*conv = s.Conversation
-		fmt.Fprintln(out, resumeNote(s))
-	}
-}
-
-// compactNote says what a compaction did.
-func compactNote(c executor.Compacted) string {
-	return fmt.Sprintf("Compacted: %s now a summary made by the model (stored in the transcript); the last %d turn(s) stay verbatim.", turnRange(c.Through), c.Kept)
-}
-
-// turnRange names turns 1..n.
-func turnRange(n int) string {
-	if n == 1 {
-		return "turn 1 is"
-	}
-	return fmt.Sprintf("turns 1–%d are", n)
-}
-
-// closeDanglingCalls answers tool calls a cancelled turn left open, so the
-// next request to the model is well-formed.
-func closeDanglingCalls(h []provider.Message) []provider.Message {
-	answered := map[string]bool{}
-	for _, m := range h {
-		if m.Role == provider.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
-	var out []provider.Message
-	for _, m := range h {
-		out = append(out, m)
-		if m.Role == provider.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				if !answered[c.ID] {
-					out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "cancelled by the user", IsError: true})
-				}
-			}
-		}
-	}
-	return out
+	session.Command(ctx, out, agent, conv, cmd, arg, func(id string) (*transcript.Session, error) {
+		return a.findSession(resumeRequest{Resume: true, ID: id}, interactive)
+	})
 }

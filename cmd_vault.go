@@ -267,43 +267,23 @@ func (a *app) vaultBackendShow() error {
 }
 
 func (a *app) vaultBackendSwitch(name string, yes bool) error {
-	if _, err := a.openVault(); err != nil {
-		return err
-	}
-	cur := a.currentBackend()
-	if name == cur {
-		fmt.Fprintf(a.stdout, "already using the %s backend\n", name)
-		return nil
-	}
-	reg := a.vaultRegistry()
-	if !slices.Contains(reg.Names(), name) {
-		return fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(reg.Names(), ", "))
-	}
-	names, err := a.proxy.Names()
+	vc, err := a.vaultCommands()
 	if err != nil {
 		return err
 	}
-	if len(names) > 0 {
+	err = vc.Switch(a.vaultRegistry(), name, a.dirs.Data, func(n int) (bool, error) {
 		tty, err := controllingTerminal()
 		if err != nil {
-			return &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", len(names), err, name)}
+			return false, &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", n, err, name)}
 		}
 		defer tty.Close()
-		if !yes && !askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", len(names), cur, name)) {
-			fmt.Fprintln(a.stdout, "nothing was changed")
-			return nil
-		}
-	}
-	rep, err := a.moveToBackend(reg, name, nil, nil)
-	if err != nil {
+		return yes || askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", n, vc.Backend, name)), nil
+	}, func() error {
+		_, err := config.UpdateConfig(filepath.Join(a.dirs.Config, config.FileName), config.Setting{Table: "vault", Key: "backend", Value: name})
 		return err
-	}
-	fmt.Fprintf(a.stdout, "moved %d secret(s) to %s; config.toml now says [vault] backend = %q\n",
-		len(rep.Moved), vault.Describe(name, a.proxy.Backend()), name)
-	if w := rep.Warning(cur); w != "" {
-		fmt.Fprintf(a.stderr, "hush: warning: %s\n", w)
-	}
-	return nil
+	})
+	a.cfg.Vault.Backend = vc.Backend
+	return err
 }
 
 // moveToBackend moves every secret into backend name (vault.Proxy's

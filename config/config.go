@@ -13,12 +13,14 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config/userfile"
+	"github.com/hushcli/hush/executor/provider/names"
 )
 
 // FileName is the config file in the config dir.
@@ -240,6 +242,21 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// CheckBackend reports, as an invalid config at path, a vault.backend that
+// is none of known: the vault registry's names (the one list of backends,
+// which config does not keep).
+func CheckBackend(c Config, path string, known []string) error {
+	b := c.Vault.Backend
+	if b == "" || slices.Contains(known, b) || len(known) == 0 {
+		return nil
+	}
+	want := known[0]
+	if n := len(known); n > 1 {
+		want = strings.Join(known[:n-1], ", ") + " or " + known[n-1]
+	}
+	return fmt.Errorf("%w: %s: vault.backend %q: want %s", ErrConfig, path, b, want)
+}
+
 // ErrConfig marks a config file the user must fix.
 var ErrConfig = errors.New("invalid config")
 
@@ -315,15 +332,8 @@ func unquote(msg string) string {
 var keyName = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`)
 
 func (c *Config) validate() error {
-	switch c.Model.Provider {
-	case "", "openai", "anthropic", "replay":
-	default:
-		return fmt.Errorf("model.provider %q: want openai, anthropic or replay", c.Model.Provider)
-	}
-	switch c.Vault.Backend {
-	case "", "envfile", "keyring":
-	default:
-		return fmt.Errorf("vault.backend %q: want envfile or keyring", c.Vault.Backend)
+	if p := c.Model.Provider; p != "" && !names.Known(p) {
+		return fmt.Errorf("model.provider %q: want %s", p, names.List())
 	}
 	for _, name := range sortedKeys(c.Tools) {
 		t := c.Tools[name]

@@ -85,11 +85,6 @@ func TestLoadErrors(t *testing.T) {
 			"invalid config: {path}: model.provider \"gpt\": want openai, anthropic or replay",
 		},
 		{
-			"invalid backend",
-			"[vault]\nbackend = \"dotenv\"\n",
-			"invalid config: {path}: vault.backend \"dotenv\": want envfile or keyring",
-		},
-		{
 			"invalid inherit",
 			"[tools.bash]\ninherit = \"some\"\n",
 			"invalid config: {path}: tools.bash.inherit \"some\": want core, none or all",
@@ -338,4 +333,26 @@ func writeConfig(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestCheckBackend: config keeps no list of backends; the vault registry's
+// names decide, with the message config validation gave.
+func TestCheckBackend(t *testing.T) {
+	t.Parallel()
+	known := []string{"envfile", "keyring"}
+	var c config.Config
+	for _, ok := range []string{"", "envfile", "keyring"} {
+		c.Vault.Backend = ok
+		if err := config.CheckBackend(c, "/c/config.toml", known); err != nil {
+			t.Errorf("CheckBackend(%q) = %v", ok, err)
+		}
+	}
+	c.Vault.Backend = "dotenv"
+	err := config.CheckBackend(c, "/c/config.toml", known)
+	if err == nil || !errors.Is(err, config.ErrConfig) || err.Error() != `invalid config: /c/config.toml: vault.backend "dotenv": want envfile or keyring` {
+		t.Errorf("CheckBackend(dotenv) = %v", err)
+	}
+	if err := config.CheckBackend(c, "/c/config.toml", []string{"envfile", "keyring", "pass"}); err == nil || !strings.HasSuffix(err.Error(), "want envfile, keyring or pass") {
+		t.Errorf("three backends: %v", err)
+	}
 }

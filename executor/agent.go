@@ -85,10 +85,10 @@ type Agent struct {
 	// output (default 16 KiB each); the rest is cut with a note.
 	OutputHead, OutputTail int
 
-	mu           sync.Mutex
-	turns        int
-	ambientNames []string     // tools.SortedNames(Ambient), made at the first turn
-	scrub        *SecretCache // Scrub, or the agent's own
+	mu      sync.Mutex
+	turns   int
+	ambient *tools.Ambient // the tools' view of Ambient, made at the first turn
+	scrub   *SecretCache   // Scrub, or the agent's own
 }
 
 // SwitchSession makes the agent continue session id, writing to transcript
@@ -143,10 +143,11 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	}
 	a.turns++
 	turn := a.turns
-	if a.ambientNames == nil {
-		a.ambientNames = tools.SortedNames(a.Ambient)
+	if a.ambient == nil {
+		amb := tools.NewAmbient(a.Ambient)
+		a.ambient = &amb
 	}
-	ambientNames := a.ambientNames
+	ambient := *a.ambient
 	a.mu.Unlock()
 
 	res := TurnResult{Turn: turn}
@@ -204,7 +205,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Usage.OutputTokens += resp.Usage.OutputTokens
 		res.Usage.CachedTokens += resp.Usage.CachedTokens
 		res.Context = resp.Usage.InputTokens + resp.Usage.OutputTokens
-		if a.Provider.Name() == "anthropic" {
+		if a.Provider.Name() == provider.Anthropic {
 			res.Context += resp.Usage.CachedTokens // reported apart from input_tokens
 		}
 		calls := make([]provider.ToolCall, len(resp.ToolCalls))
@@ -222,7 +223,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 			return res, nil
 		}
 		for _, call := range calls {
-			text, isErr := a.runTool(ctx, gate, red, secrets, ambientNames, turn, call)
+			text, isErr := a.runTool(ctx, gate, red, secrets, ambient, turn, call)
 			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
 			res.Denied = denied.list()
 			if ctx.Err() != nil {
@@ -234,7 +235,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 }
 
 // runTool is the decorator chain every call passes: gate, audit, redact, tool.
-func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, ambientNames []string, turn int, call provider.ToolCall) (string, bool) {
+func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, secrets *tools.SecretSet, ambient tools.Ambient, turn int, call provider.ToolCall) (string, bool) {
 	a.Events.ToolStart(call)
 	start := time.Now()
 	status := StatusError
@@ -269,7 +270,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	if pv, ok := tool.(Previewer); ok {
 		// Before the gate: the person deciding sees the resolved path or the
 		// diff. A refusal here has nothing to approve and asks nobody.
-		p, err := pv.Preview(ctx, a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, io.Discard), args)
+		p, err := pv.Preview(ctx, a.toolContext(ctx, gate, secrets, ambient, turn, call.Name, io.Discard), args)
 		if err != nil {
 			return finish("error: "+red.String(err.Error()), true)
 		}
@@ -301,7 +302,7 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 	// (grep --color) only matches once the codes are gone.
 	redacted := red.Writer(io.MultiWriter(kept, outputSink{a.Events, call}))
 	out := outbuf.NewSanitizeWriter(redacted)
-	tc := a.toolContext(ctx, gate, secrets, ambientNames, turn, call.Name, out)
+	tc := a.toolContext(ctx, gate, secrets, ambient, turn, call.Name, out)
 	tc.Preview = preview
 	res, runErr := tool.Run(ctx, tc, args)
 	_ = out.Close()
@@ -343,16 +344,15 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 // toolContext is what one call of the named tool gets. A tool that holds
 // no vault (NoVault) gets a ToolContext whose Vault is nil: nothing it
 // does can reach a secret.
-func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.SecretSet, ambientNames []string, turn int, name string, out io.Writer) *ToolContext {
+func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.SecretSet, ambient tools.Ambient, turn int, name string, out io.Writer) *ToolContext {
 	tc := &ToolContext{
-		Subject:      name,
-		Turn:         turn,
-		Dir:          a.Dir,
-		Ambient:      a.Ambient,
-		AmbientNames: ambientNames,
-		Vault:        GatedVault(ctx, gate, name, turn, a.Vault),
-		Secrets:      secrets,
-		Output:       out,
+		Subject: name,
+		Turn:    turn,
+		Dir:     a.Dir,
+		Ambient: ambient,
+		Vault:   GatedVault(ctx, gate, name, turn, a.Vault),
+		Secrets: secrets,
+		Output:  out,
 		Confirm: func(gateID, detail string) (Verdict, error) {
 			return gate.Decide(ctx, Request{GateID: gateID, Subject: name, Turn: turn, Detail: detail})
 		},

@@ -63,10 +63,10 @@ type ToolContext struct {
 	Turn    int
 	// Dir is the project root, where tools run.
 	Dir string
-	// Ambient is hush's in-memory snapshot of its start-up environment.
-	Ambient map[string]string
-	// AmbientNames is tools.SortedNames(Ambient), if the caller has it.
-	AmbientNames []string
+	// Ambient is hush's in-memory snapshot of its start-up environment,
+	// as a view whose lookups never return a credential: a secret reaches
+	// a tool only through Vault.
+	Ambient tools.Ambient
 	// Vault is the gated view: Get asks the PermissionGate for
 	// vault.read:<NAME> with Subject, and records the decision.
 	Vault SecretReader
@@ -109,9 +109,7 @@ func (tc *ToolContext) BuildEnv(scope []string, extra map[string]string) (tools.
 	}
 	p := tc.Policy
 	p.Scope = scope
-	env, _, err := tools.BuildEnv(tools.EnvRequest{
-		Ambient: tc.Ambient, AmbientNames: tc.AmbientNames, Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra,
-	})
+	env, _, err := tc.Ambient.BuildEnv(tools.EnvRequest{Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra})
 	return env, err
 }
 

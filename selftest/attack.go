@@ -493,14 +493,27 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 // layer runs a child under its reaper (no sandbox), pid is the reaper and
 // hush is its child, and it is hush's memory that the MEMORY rows attack.
 func agentPID(pid int) int {
-	for i := 0; i < 200; i++ {
-		argv0, _, _ := strings.Cut(readProc(pid, "cmdline"), "\x00")
+	// A loaded machine may take a while to fork and exec: wait for hush
+	// itself, up to ten seconds.
+	self := readProc(os.Getpid(), "cmdline")
+	for i := 0; i < 1000; i++ {
+		cl := readProc(pid, "cmdline")
+		if cl == "" || cl == self {
+			// Not exec'd yet: still a fork of this process.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		argv0, _, _ := strings.Cut(cl, "\x00")
 		if filepath.Base(argv0) != "hush-reaper" {
 			return pid
 		}
 		if kids := strings.Fields(readProc(pid, "task/"+strconv.Itoa(pid)+"/children")); len(kids) > 0 {
+			// The child is hush once it has exec'd (until then it is a
+			// fork of the reaper).
 			if k, err := strconv.Atoi(kids[0]); err == nil {
-				return k
+				if a0, _, _ := strings.Cut(readProc(k, "cmdline"), "\x00"); a0 != "" && filepath.Base(a0) != "hush-reaper" {
+					return k
+				}
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -547,11 +560,17 @@ func eventTexts(out []byte) []string {
 	var texts []string
 	for _, line := range bytes.Split(out, []byte("\n")) {
 		var ev struct {
-			Type   string `json:"type"`
-			Result string `json:"result"`
+			Type    string `json:"type"`
+			Name    string `json:"name"`
+			Result  string `json:"result"`
+			IsError bool   `json:"is_error"`
 		}
 		if json.Unmarshal(line, &ev) == nil && ev.Type == "tool.finished" {
 			texts = append(texts, ev.Result)
+			if ev.IsError && ev.Name != "" {
+				// An attack that did not report says why, from its tool's error.
+				texts = append(texts, "HUSH-TOOL-ERROR "+ev.Name+": "+firstLine(ev.Result))
+			}
 		}
 	}
 	return texts
@@ -579,6 +598,12 @@ func (r *attackResult) missing(key string) Cell {
 	why := "the attack did not report"
 	if r.runErr != "" {
 		why += " (" + r.runErr + ")"
+	}
+	for _, line := range strings.Split(r.text, "\n") {
+		if e, ok := strings.CutPrefix(line, "HUSH-TOOL-ERROR "); ok {
+			why += " (" + e + ")"
+			break
+		}
 	}
 	return notChecked(why + ": " + key)
 }

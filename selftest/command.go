@@ -34,7 +34,7 @@ func (c Command) Run(ctx context.Context, w io.Writer) error {
 	}
 	parentEnv, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(os.Getppid()), "environ"))
 	mcpJSON, _ := config.LoadMCPJSON(filepath.Join(c.ConfigDir, config.MCPFileName))
-	rep.Risks = Risks(RiskInput{Config: c.User, ProjectDir: c.ProjectDir, DataDir: c.DataDir, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
+	rep.Risks = Risks(RiskInput{Config: c.User, ProjectDir: c.ProjectDir, ConfigDir: c.ConfigDir, DataDir: c.DataDir, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
 	return rep.Print(w, c.JSON)
 }
 

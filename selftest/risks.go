@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
@@ -16,6 +17,7 @@ import (
 type RiskInput struct {
 	Config     config.Config
 	ProjectDir string
+	ConfigDir  string
 	DataDir    string
 	// ParentEnviron is the environment of the process that started hush
 	// (the user's shell), as /proc shows it; nil when it cannot be read.
@@ -95,6 +97,13 @@ func Risks(in RiskInput) []string {
 			add("%s is readable by other users (mode %04o): chmod 600 %s", p, fi.Mode().Perm(), p)
 		}
 	}
+	for _, d := range []struct{ what, path string }{{"config", in.ConfigDir}, {"data", in.DataDir}} {
+		if link := linkOnTheWay(d.path); link != "" {
+			add("hush's %s dir %s is reached through the symlink %s, in a directory your tools may write: the sandbox hides the dir, "+
+				"but a tool can replace the link with a directory of its own, and the next session would read that (a config.toml allowing every secret); "+
+				"point HUSH_%s_DIR at the real path, or make the link's directory read-only", d.what, d.path, link, strings.ToUpper(d.what))
+		}
+	}
 	if fi, err := os.Stat(in.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		add("the data dir %s is open to other users (mode %04o): chmod 700 %s", in.DataDir, fi.Mode().Perm(), in.DataDir)
 	}
@@ -142,6 +151,42 @@ func gitCredential(path string) string {
 		}
 	}
 	return ""
+}
+
+// linkOnTheWay returns the first symlink on the way to path whose
+// directory its owner can write (a link in /, or in a directory only root
+// writes while hush is not root, is not a tool's to replace), or "".
+func linkOnTheWay(path string) string {
+	if path == "" || !filepath.IsAbs(path) {
+		return ""
+	}
+	cur := "/"
+	for _, part := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if parent, err := os.Stat(cur); err == nil && cur != "/" && writableByUs(parent) {
+				return next
+			}
+			target, err := filepath.EvalSymlinks(next)
+			if err != nil {
+				return ""
+			}
+			next = target
+		}
+		cur = next
+	}
+	return ""
+}
+
+// writableByUs reports whether this process's user owns fi and may write
+// it (root: any directory it owns).
+func writableByUs(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid() && fi.Mode().Perm()&0o200 != 0
 }
 
 func exists(p string) bool {

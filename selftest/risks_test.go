@@ -96,3 +96,30 @@ func TestLiteralAPIKeyInConfig(t *testing.T) {
 		t.Fatalf("a reference is flagged: %q", got)
 	}
 }
+
+// TestRisksNameASymlinkedHushDir: a config dir reached through a symlink in
+// a directory the user writes (a dotfiles setup) is a risk the sandbox
+// cannot close — a tool replaces the link — so the audit names it; the
+// same dir by its real path is not.
+func TestRisksNameASymlinkedHushDir(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	real := filepath.Join(home, "dotfiles", "hush")
+	if err := os.MkdirAll(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, ".config", "hush")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	risks := strings.Join(Risks(RiskInput{ProjectDir: home, ConfigDir: link, DataDir: filepath.Join(home, "data")}), "\n")
+	if !strings.Contains(risks, "config dir "+link+" is reached through the symlink "+link) {
+		t.Errorf("risks:\n%s\nwant the symlinked config dir named", risks)
+	}
+	if risks := strings.Join(Risks(RiskInput{ProjectDir: home, ConfigDir: real, DataDir: filepath.Join(home, "data")}), "\n"); strings.Contains(risks, "symlink") {
+		t.Errorf("the real path is named a risk:\n%s", risks)
+	}
+}

@@ -155,3 +155,29 @@ func shorten(s string, max int) string {
 	}
 	return s[:max] + "…"
 }
+
+// Standalone is what `hush mcp list` and `hush mcp tools` start servers
+// with, outside a chat session: config.toml's rules and, when Prompter is
+// set (a terminal), a person to ask; decisions go to the audit log in
+// DataDir, its notices to Notice.
+type Standalone struct {
+	Config   config.Config
+	Servers  []mcp.Server
+	Dir      string
+	DataDir  string
+	Ambient  map[string]string
+	Vault    executor.SecretReader
+	Scrub    *executor.SecretCache
+	Prompter executor.Prompter
+	Notice   func(string)
+	Version  string
+}
+
+// Start starts the named servers (every enabled one when none).
+func (s Standalone) Start(ctx context.Context, names ...string) (*mcp.Manager, error) {
+	audit := auditlog.Open(filepath.Join(s.DataDir, auditlog.FileName))
+	audit.Notice = s.Notice
+	return StartMCP(ctx, MCPOptions{Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
+		Gate: Gate(s.Config, s.Prompter, false), Audit: audit, Session: NewID("mcp"), Version: s.Version,
+		UnsafeNoCredentialFilter: s.Config.Unsafe.NoCredentialFilter}, names...)
+}

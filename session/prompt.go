@@ -286,7 +286,7 @@ func Loaded(ins []Instruction) string {
 	for _, in := range ins {
 		p := in.Path
 		if in.Cut > 0 {
-			p += fmt.Sprintf(" (cut by %d bytes)", in.Cut)
+			p += fmt.Sprintf(" (%d bytes cut by the %d KiB size cap)", in.Cut, MaxInstructionBytes>>10)
 		}
 		parts = append(parts, p)
 	}

@@ -127,7 +127,7 @@ func TestAuditSandboxOffTurnsTheAttackRowsRed(t *testing.T) {
 	rep, code, out := runAuditAs(t, nil, "--sandbox", "off")
 	want := redCells([]string{"as root", "unprivileged"}, map[string]bool{"as root": true})
 	if got := rep.notPass(); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("cells not passing:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		t.Errorf("cells not passing:\n  %s\nwant:\n  %s\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), out)
 	}
 	if code != 1 || !strings.HasPrefix(rep.Verdict, "LEAK") {
 		t.Errorf("exit %d, verdict %q", code, rep.Verdict)

@@ -121,6 +121,8 @@ func TestSlashCommandsAreLocal(t *testing.T) {
 	w := newWorld(t)
 	model := newFakeModel(t, step{text: "should not be asked"})
 	chatConfig(w, model)
+	// An AGENTS.md over the size cap: /tools names it and says it was cut.
+	w.write(filepath.Join(w.project, "AGENTS.md"), strings.Repeat("Keep the build green.\n", 2000))
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("/help\r")
@@ -130,6 +132,8 @@ func TestSlashCommandsAreLocal(t *testing.T) {
 	tm.expect("unknown command /frobnicate", 10*time.Second)
 	tm.send("/to\t\r") // Tab completes /tools
 	tm.expect("no secrets configured", 10*time.Second)
+	tm.expect("project instructions: "+filepath.Join(w.project, "AGENTS.md")+" (", 10*time.Second)
+	tm.expect("bytes cut by the 32 KiB size cap)", 10*time.Second)
 	tm.send("/usage\r")
 	tm.expect("(the server has reported no usage)", 10*time.Second)
 	tm.send("/exit\r")
@@ -333,5 +337,29 @@ func TestChatLineEditorKeys(t *testing.T) {
 	tm.wait(10 * time.Second)
 	if p := model.userPrompts(); len(p) != 1 || p[0][0] != "hello there!" {
 		t.Errorf("the model was sent %q, want %q", p, "hello there!")
+	}
+}
+
+// TestChatShiftEnterAddsALine: Shift-Enter as terminals report it with
+// the kitty protocol or xterm's modifyOtherKeys adds a line.
+func TestChatShiftEnterAddsALine(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "two lines"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("one")
+	tm.send("\x1b[13;2u")
+	tm.send("two")
+	tm.send("\x1b[27;2;13~")
+	tm.send("three")
+	time.Sleep(200 * time.Millisecond)
+	tm.send("\r")
+	tm.expect("two lines", 20*time.Second)
+	tm.send("\x04")
+	tm.wait(10 * time.Second)
+	if p := model.userPrompts(); len(p) != 1 || p[0][0] != "one\ntwo\nthree" {
+		t.Errorf("the model was sent %q", p)
 	}
 }

@@ -214,3 +214,97 @@ func TestEditApprovalShowsTheDiff(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 }
+
+// TestRunJSONPermissionCarriesTheDiff: in `hush run --json` the permission
+// event of a write or edit names the file and carries the diff that was
+// approved or denied, so CI can review what a run changed; every event
+// still validates against docs/events.schema.json.
+func TestRunJSONPermissionCarriesTheDiff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.write(filepath.Join(w.project, "main.go"), mainGo)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"edit", map[string]any{"path": "main.go", "old": `println("hello")`, "new": `println("hello, hush")`}}}},
+		step{calls: []fakeCall{{"write", map[string]any{"path": "notes/denied.md", "content": "never written\n"}}}},
+		step{text: "done"},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n"+
+		"[[rules]]\ngate = \"tool.run:edit\"\nsubject = \"edit\"\ndecision = \"allow\"\n", model.URL()))
+	evs, stderr, code := runJSON(t, w, "run", "--json", "edit and write")
+	if code != 3 {
+		t.Errorf("exit code %d, want 3 (a tool was denied)\n%s", code, stderr)
+	}
+	perms := ofType(evs, "permission")
+	if len(perms) != 2 {
+		t.Fatalf("permission events %v", perms)
+	}
+	edit, write := perms[0], perms[1]
+	if edit.str("gate") != "tool.run:edit" || edit.str("decision") != "allow" || edit.str("path") != filepath.Join(w.project, "main.go") {
+		t.Errorf("edit approval %v", edit)
+	}
+	for _, want := range []string{"--- a/main.go", "+++ b/main.go", "-\tprintln(\"hello\")", "+\tprintln(\"hello, hush\")"} {
+		if !strings.Contains(edit.str("diff"), want) {
+			t.Errorf("the edit's permission event lacks %q in its diff: %q", want, edit.str("diff"))
+		}
+	}
+	if write.str("gate") != "tool.run:write" || write.str("decision") != "deny" || write.str("path") != filepath.Join(w.project, "notes", "denied.md") ||
+		!strings.Contains(write.str("diff"), "+never written") {
+		t.Errorf("write denial %v", write)
+	}
+	if _, err := os.Stat(filepath.Join(w.project, "notes", "denied.md")); err == nil {
+		t.Errorf("the denied write happened")
+	}
+}
+
+// TestLongDiffPagesInsideTheApproval: a write whose diff is longer than the
+// terminal (300 lines on a 50-row PTY) is shown in a pager inside the
+// approval, not dumped above it; paging brings the last line on screen
+// before anything is chosen, and y still allows the write.
+func TestLongDiffPagesInsideTheApproval(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var content strings.Builder
+	for i := 1; i <= 299; i++ {
+		fmt.Fprintf(&content, "line %03d of the generated file\n", i)
+	}
+	content.WriteString("last-line-marker-9f3 end of the file\n")
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"write", map[string]any{"path": "big.txt", "content": content.String()}}}},
+		step{text: "write finished"},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n", model.URL()))
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("write the big file\r")
+	tm.expect("Allow once", 20*time.Second)
+	tm.expect("(more below)", 10*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(tm.Screen(), "last-line-marker-9f3") {
+		t.Fatalf("the whole diff was printed above the prompt instead of paged:\n%s", tm.Screen())
+	}
+	if !strings.Contains(tm.Screen(), "+line 001 of the generated file") {
+		t.Errorf("the pager does not start at the top of the diff:\n%s", tm.Screen())
+	}
+	// Page through with Space until the end: every page on the way is shown.
+	for i := 0; i < 20 && !strings.Contains(tm.Screen(), "last-line-marker-9f3"); i++ {
+		tm.send(" ")
+		time.Sleep(150 * time.Millisecond)
+	}
+	tm.expect("+last-line-marker-9f3 end of the file", 10*time.Second)
+	tm.expect("(end of diff)", 10*time.Second)
+	if !strings.Contains(tm.Screen(), "+line 150 of the generated file") {
+		t.Errorf("paging skipped the middle of the diff")
+	}
+	if _, err := os.Stat(filepath.Join(w.project, "big.txt")); err == nil {
+		t.Fatal("the file was written before anything was chosen")
+	}
+	tm.send("y")
+	tm.expect("write finished", 20*time.Second)
+	if data, _ := os.ReadFile(filepath.Join(w.project, "big.txt")); string(data) != content.String() {
+		t.Errorf("big.txt holds %d bytes, want the approved content", len(data))
+	}
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}

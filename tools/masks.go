@@ -225,6 +225,9 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 		return nil, nil
 	}
 	var all []Mask
+	for _, p := range strayBuses() {
+		all = append(all, Mask{Path: p, Reason: ReasonBus})
+	}
 	for _, m := range s.fixed {
 		fi, err := os.Stat(m.Path)
 		if err != nil {
@@ -553,6 +556,28 @@ func busSockets(addr, runtimeDir string) []string {
 	}
 	if runtimeDir != "" {
 		out = append(out, filepath.Join(runtimeDir, "bus"))
+	}
+	return out
+}
+
+// strayBuses are session bus sockets hush was not told about: dbus-launch
+// and dbus-run-session put them in /tmp/dbus-*, and a login session's is
+// /run/user/<uid>/bus whether or not XDG_RUNTIME_DIR says so. Started
+// without DBUS_SESSION_BUS_ADDRESS (from cron, a CI step, another
+// terminal), hush would hide none of them, and a tool that finds one reads
+// the keyring of that user. They are looked for on each plan: a session
+// may start after hush.
+func strayBuses() []string {
+	var out []string
+	if m, _ := filepath.Glob("/tmp/dbus-*"); len(m) > 0 {
+		for _, p := range m {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+				out = append(out, p)
+			}
+		}
+	}
+	if p := fmt.Sprintf("/run/user/%d/bus", os.Geteuid()); func() bool { _, err := os.Lstat(p); return err == nil }() {
+		out = append(out, p)
 	}
 	return out
 }

@@ -113,3 +113,44 @@ func TestSandboxHoles(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxHidesAStrayBus: a session bus hush was not told about (hush
+// started without DBUS_SESSION_BUS_ADDRESS, the user's dbus-launch bus in
+// /tmp/dbus-*) is hidden too: a tool that found it would read the keyring.
+func TestSandboxHidesAStrayBus(t *testing.T) {
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	a := attacker{}
+	w := newWorld(t, a)
+	path := "/tmp/dbus-hushtest" + w.canary[6:18]
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			_, _ = c.Read(make([]byte, 4096))
+			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\n" + w.canary + "\n"))
+			c.Close()
+		}
+	}()
+	// hush knows no bus address and no runtime dir.
+	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `for s in /tmp/dbus-*; do curl -s --http0.9 --max-time 3 --unix-socket "$s" http://x/; done 2>&1`
+	if out := a.run(t, w.project, nil, script, nil); !leaks(out, w.canary) {
+		t.Fatalf("control: unsandboxed, the tool did not reach the stray bus:\n%s", out)
+	}
+	if out := a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true}); leaks(out, w.canary) {
+		t.Errorf("a sandboxed tool reached a session bus hush was not told about:\n%s", out)
+	}
+}

@@ -47,6 +47,9 @@ type Config struct {
 	SetModel func(name string) error
 	// Tools lists what the model is offered (/tools).
 	Tools func() []ToolInfo
+	// Instructions names the AGENTS.md files the system prompt carries,
+	// with a note on any cut by the size cap; "" when none (/tools).
+	Instructions func() string
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
 	// Commands are slash commands the session adds (/compact, /resume):
@@ -545,11 +548,26 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			return m, nil
 		}
 		return m.key(msg)
+	case fmt.Stringer:
+		// Shift-Enter in terminals that report it (the kitty keyboard
+		// protocol's CSI 13;2u, xterm's modifyOtherKeys CSI 27;2;13~),
+		// which bubbletea passes on as an unknown sequence: a newline.
+		if s := msg.String(); !m.suspended && (s == shiftEnterKitty || s == shiftEnterXterm) {
+			m.ta.InsertString("\n")
+			m.fit()
+			return m, nil
+		}
 	}
 	var c tea.Cmd
 	m.ta, c = m.ta.Update(msg)
 	return m, c
 }
+
+// How bubbletea prints the unknown CSI sequences of Shift-Enter.
+var (
+	shiftEnterKitty = fmt.Sprintf("?CSI%+v?", []byte("13;2u"))
+	shiftEnterXterm = fmt.Sprintf("?CSI%+v?", []byte("27;2;13~"))
+)
 
 // oscBody is the body of a terminal's answer to a colour query.
 var oscBody = regexp.MustCompile(`^[0-9]+;`)

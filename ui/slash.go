@@ -62,7 +62,7 @@ func (m *model) slash(line string) (out string, quit bool) {
 		for _, c := range m.all() {
 			fmt.Fprintf(&b, "  %-14s %s\n", strings.TrimSpace(c.name+" "+c.args), st.dim.Render(c.help))
 		}
-		b.WriteString("Keys: Enter sends · Alt-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts · Tab completes a command\n")
+		b.WriteString("Keys: Enter sends · Alt-Enter, Shift-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts · Tab completes a command\n")
 		b.WriteString("      Ctrl-A/E start/end of line · Alt-B/F or Ctrl-←/→ word jumps · Ctrl-K/U/W delete to end/start/word\n")
 		b.WriteString("      Ctrl-L clears the screen · Ctrl-C stops a turn (twice at an empty prompt exits) · Ctrl-D exits")
 		return b.String(), false
@@ -88,7 +88,7 @@ func (m *model) slash(line string) (out string, quit bool) {
 		return "model: " + outbuf.Sanitize(arg) + st.dim.Render(" (from the next turn)"), false
 	case "/tools":
 		if m.c.cfg.Tools == nil {
-			return "no tools", false
+			return "no tools\n" + m.instructionsLine(), false
 		}
 		var b strings.Builder
 		tools := m.c.cfg.Tools()
@@ -105,8 +105,9 @@ func (m *model) slash(line string) (out string, quit bool) {
 			}
 		}
 		if len(tools) == 0 {
-			return "no tools", false
+			b.WriteString("no tools")
 		}
+		b.WriteString("\n" + m.instructionsLine())
 		return b.String(), false
 	case "/usage":
 		s := fmt.Sprintf("this turn: %d input, %d output tokens", m.turnIn, m.turnOut)
@@ -150,4 +151,17 @@ func (m *model) complete() (tea.Model, tea.Cmd) {
 	}
 	m.ta.SetValue(prefix)
 	return m, tea.Println(m.c.st.dim.Render(strings.Join(matches, "  ")))
+}
+
+// instructionsLine says, under /tools, which AGENTS.md files the system
+// prompt carries and whether the size cap cut one.
+func (m *model) instructionsLine() string {
+	if m.c.cfg.Instructions == nil {
+		return m.c.st.dim.Render("project instructions: none loaded (no AGENTS.md found)")
+	}
+	in := m.c.cfg.Instructions()
+	if in == "" {
+		return m.c.st.dim.Render("project instructions: none loaded (no AGENTS.md found)")
+	}
+	return "project " + outbuf.Sanitize(in)
 }

@@ -119,3 +119,24 @@ func TestPasteAndHistoryCannotDriveTheTerminal(t *testing.T) {
 		t.Errorf("history entries %q", e)
 	}
 }
+
+// /tools says which AGENTS.md files the system prompt carries, and that
+// one was cut by the size cap; with none it says so.
+func TestToolsNamesLoadedInstructions(t *testing.T) {
+	t.Parallel()
+	loaded := "instructions: /home/u/.config/hush/AGENTS.md, /home/u/p/AGENTS.md (120 bytes cut by the 32 KiB size cap)"
+	c := New(Config{Out: io.Discard, Model: "m", Dir: "/home/u/p", Home: "/home/u",
+		Tools:        func() []ToolInfo { return []ToolInfo{{Name: "read", Description: "reads", Sandbox: "in hush"}} },
+		Instructions: func() string { return loaded }})
+	out, _ := newModel(c).slash("/tools")
+	out = stripANSI(out)
+	for _, want := range []string{"read", "/home/u/.config/hush/AGENTS.md", "/home/u/p/AGENTS.md (120 bytes cut by the 32 KiB size cap)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("/tools lacks %q:\n%s", want, out)
+		}
+	}
+	c = New(Config{Out: io.Discard, Model: "m", Tools: func() []ToolInfo { return nil }, Instructions: func() string { return "" }})
+	if out, _ := newModel(c).slash("/tools"); !strings.Contains(stripANSI(out), "no AGENTS.md") {
+		t.Errorf("/tools without instructions: %q", out)
+	}
+}

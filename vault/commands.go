@@ -29,7 +29,7 @@ type Commands struct {
 }
 
 // Where names the backend in use and where it keeps secrets.
-func (c Commands) Where() string { return Describe(c.Backend, c.Proxy.Backend()) }
+func (c *Commands) Where() string { return Describe(c.Backend, c.Proxy.Backend()) }
 
 // Describe says where backend name (opened as v) keeps its secrets.
 func Describe(name string, v Vault) string {
@@ -88,7 +88,7 @@ func ReadValue(in io.Reader, prompt io.Writer, name string) (string, error) {
 
 // Set stores value under name (`hush vault set`), and warns when the
 // environment hush was started with shadows it.
-func (c Commands) Set(name, value string) error {
+func (c *Commands) Set(name, value string) error {
 	if value == "" {
 		return errors.New("no value given; nothing was stored (to remove a secret: hush vault rm " + name + ")")
 	}
@@ -104,7 +104,7 @@ func (c Commands) Set(name, value string) error {
 
 // List prints every secret name with where it comes from (`hush vault
 // list`); dotEnv is the project's legacy .env file, for the hint.
-func (c Commands) List(dotEnv string) error {
+func (c *Commands) List(dotEnv string) error {
 	origins, err := c.Layered.Origins()
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (c Commands) List(dotEnv string) error {
 
 // Remove deletes name from the backend (`hush vault rm`); a name that
 // comes from another layer is an error that says where.
-func (c Commands) Remove(name string) error {
+func (c *Commands) Remove(name string) error {
 	stored, err := c.Proxy.Names()
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (c Commands) Remove(name string) error {
 
 // ImportFile stores the entries of the legacy file path (`hush vault
 // import`) in the backend and prints what happened to each name.
-func (c Commands) ImportFile(path string, entries map[string]string, overwrite bool) ImportReport {
+func (c *Commands) ImportFile(path string, entries map[string]string, overwrite bool) ImportReport {
 	rep := Import(c.Proxy, entries, overwrite)
 	if len(rep.Imported) > 0 {
 		fmt.Fprintf(c.Out, "copied into the vault (%s): %s\n", c.Where(), strings.Join(rep.Imported, ", "))
@@ -214,7 +214,7 @@ const (
 
 // DisposeSource deletes the imported file path (only when rep is Safe),
 // renames it to ImportedName(path), or says it is still there.
-func (c Commands) DisposeSource(path string, rep ImportReport, action string) error {
+func (c *Commands) DisposeSource(path string, rep ImportReport, action string) error {
 	switch action {
 	case DeleteSource:
 		if !rep.Safe() {
@@ -239,7 +239,7 @@ func (c Commands) DisposeSource(path string, rep ImportReport, action string) er
 
 // ShowBackend prints the backend in use, its secret count, and every
 // backend of reg (`hush vault backend`).
-func (c Commands) ShowBackend(reg *Registry) error {
+func (c *Commands) ShowBackend(reg *Registry) error {
 	names, err := c.Proxy.Names()
 	if err != nil {
 		return err
@@ -274,4 +274,44 @@ func (p *Proxy) SwitchBackend(reg *Registry, name, dataDir string, extra map[str
 	}
 	p.Swap(target)
 	return rep, nil
+}
+
+// Switch moves every secret to backend name of reg, in dataDir, and makes
+// it the backend (`hush vault backend NAME`): commit writes the config
+// change. With secrets to move, confirm(n) must say yes — it asks the
+// person at the controlling terminal and fails without one, so a tool
+// cannot move secrets somewhere it can read.
+func (c *Commands) Switch(reg *Registry, name, dataDir string, confirm func(n int) (bool, error), commit func() error) error {
+	cur := c.Backend
+	if name == cur {
+		fmt.Fprintf(c.Out, "already using the %s backend\n", name)
+		return nil
+	}
+	if !slices.Contains(reg.Names(), name) {
+		return fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(reg.Names(), ", "))
+	}
+	names, err := c.Proxy.Names()
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		ok, err := confirm(len(names))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(c.Out, "nothing was changed")
+			return nil
+		}
+	}
+	rep, err := c.Proxy.SwitchBackend(reg, name, dataDir, nil, commit)
+	if err != nil {
+		return err
+	}
+	c.Backend = name
+	fmt.Fprintf(c.Out, "moved %d secret(s) to %s; config.toml now says [vault] backend = %q\n", len(rep.Moved), c.Where(), name)
+	if w := rep.Warning(cur); w != "" {
+		fmt.Fprintf(c.Err, "hush: warning: %s\n", w)
+	}
+	return nil
 }

@@ -164,3 +164,31 @@ func TestSwitchBackend(t *testing.T) {
 		t.Errorf("Describe = %q", got)
 	}
 }
+
+func TestCommandsSwitch(t *testing.T) {
+	t.Parallel()
+	c, _, out, _ := newCommands(t)
+	if err := c.Layered.Set("A", "1"); err != nil {
+		t.Fatal(err)
+	}
+	reg := vault.NewRegistry()
+	reg.Register("other", func(string) (vault.Vault, error) { return newMem(), nil })
+	commits := 0
+	commit := func() error { commits++; return nil }
+	if err := c.Switch(reg, "envfile", t.TempDir(), nil, commit); err != nil || out.String() != "already using the envfile backend\n" {
+		t.Errorf("same backend: %q, %v", out.String(), err)
+	}
+	if err := c.Switch(reg, "nope", t.TempDir(), nil, commit); err == nil || !strings.HasPrefix(err.Error(), `unknown vault backend "nope"`) {
+		t.Errorf("unknown: %v", err)
+	}
+	out.Reset()
+	if err := c.Switch(reg, "other", t.TempDir(), func(n int) (bool, error) { return n != 1, nil }, commit); err != nil || commits != 0 || out.String() != "nothing was changed\n" {
+		t.Errorf("declined: %q, %v, %d commits", out.String(), err, commits)
+	}
+	if err := c.Switch(reg, "other", t.TempDir(), func(int) (bool, error) { return true, nil }, commit); err != nil || commits != 1 || c.Backend != "other" {
+		t.Fatalf("confirmed: %v, %d commits, backend %q", err, commits, c.Backend)
+	}
+	if v, err := c.Proxy.Get("A"); err != nil || v != "1" {
+		t.Errorf("A after the switch = %q, %v", v, err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/hushcli/hush/executor"
 )
 
@@ -200,6 +202,9 @@ func (a Approval) Choose(key string) (Option, bool) {
 type ChoiceModel struct {
 	A      Approval
 	cursor int
+	// pager shows a diff longer than the screen, a page at a time
+	// (WithDiffPager); nil when the diff was printed whole above.
+	pager  *diffPager
 	chosen *Option
 	// by names the key that denied without choosing (Esc, Ctrl-C), so
 	// the answer line says why.
@@ -223,8 +228,15 @@ func (m ChoiceModel) Choice() executor.Choice {
 func (m ChoiceModel) Init() tea.Cmd { return nil }
 
 func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if ws, ok := msg.(tea.WindowSizeMsg); ok && m.pager != nil {
+		m.pager.resize(ws.Height, ws.Width)
+		return m, nil
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok || m.chosen != nil {
+		return m, nil
+	}
+	if m.pager != nil && m.pager.key(k.String()) {
 		return m, nil
 	}
 	switch s := k.String(); s {
@@ -266,6 +278,9 @@ func (m ChoiceModel) View() string {
 		return "  " + mark + " " + m.chosen.Label + "\n"
 	}
 	var b strings.Builder
+	if m.pager != nil {
+		b.WriteString(m.pager.view())
+	}
 	for i, o := range m.A.Options {
 		line := "[" + o.Key + "] " + o.Label
 		if i == m.cursor {
@@ -276,6 +291,85 @@ func (m ChoiceModel) View() string {
 	}
 	b.WriteString("  " + m.A.Hint() + "\n")
 	return b.String()
+}
+
+// WithDiffPager shows diff inside the prompt in a pager sized for a
+// terminal of rows×cols, for a diff too long to print above it: every line
+// is reachable, long lines are wrapped rather than cut, and the choice keys
+// stay y, s, d, n.
+func (m ChoiceModel) WithDiffPager(diff string, rows, cols int) ChoiceModel {
+	p := &diffPager{lines: diffLines(diff), vp: viewport.New(0, 0)}
+	p.vp.KeyMap = viewport.KeyMap{} // the keys are ours (key), none clashes with a choice
+	p.vp.MouseWheelEnabled = false
+	p.reserve = len(m.A.Options) + 4
+	p.resize(rows, cols)
+	m.pager = p
+	return m
+}
+
+// diffPager is a viewport over a coloured diff.
+type diffPager struct {
+	lines   []string // the diff, one entry a line, raw
+	vp      viewport.Model
+	reserve int // rows the prompt needs besides the pager
+	width   int
+}
+
+func (p *diffPager) resize(rows, cols int) {
+	if cols <= 0 {
+		cols = 80
+	}
+	p.vp.Height = max(rows-p.reserve-1, 3)
+	p.vp.Width = cols
+	if cols == p.width {
+		return
+	}
+	p.width = cols
+	// Wrap here, at the screen's width less a margin, so no line is cut.
+	var b strings.Builder
+	for _, l := range p.lines {
+		text := strings.ReplaceAll(cleanDiffLine(l), "\t", "    ")
+		for j, piece := range strings.Split(ansi.Hardwrap(text, max(cols-2, 10), true), "\n") {
+			if j > 0 {
+				piece = " " + piece
+			}
+			b.WriteString(colorDiffLine(l, piece) + "\n")
+		}
+	}
+	p.vp.SetContent(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// key moves the pager for a paging key and reports whether it was one.
+func (p *diffPager) key(k string) bool {
+	switch k {
+	case " ", "pgdown", "f":
+		p.vp.PageDown()
+	case "pgup", "b":
+		p.vp.PageUp()
+	case "down", "j":
+		p.vp.ScrollDown(1)
+	case "up", "k":
+		p.vp.ScrollUp(1)
+	case "g", "home":
+		p.vp.GotoTop()
+	case "G", "end":
+		p.vp.GotoBottom()
+	default:
+		return false
+	}
+	return true
+}
+
+func (p *diffPager) view() string {
+	total := p.vp.TotalLineCount()
+	first := p.vp.YOffset + 1
+	last := min(p.vp.YOffset+p.vp.Height, total)
+	where := "more below"
+	if p.vp.AtBottom() {
+		where = "end of diff"
+	}
+	return fmt.Sprintf("  diff rows %d–%d of %d (%s) · Space/b page, ↑/↓ line, g/G start/end\n", first, last, total, where) +
+		p.vp.View() + "\n"
 }
 
 // Visible makes a string from the model or a tool safe and honest to show:

@@ -144,3 +144,61 @@ func TestAccessiblePromptReadsAKey(t *testing.T) {
 		}
 	}
 }
+
+// A diff longer than the screen is paged inside the prompt: the view fits
+// the terminal, every line (a long one wrapped, not cut) is reachable with
+// the paging keys, and y/s/d/n still choose — d is not a paging key.
+func TestDiffPagerReachesEveryLine(t *testing.T) {
+	t.Parallel()
+	var diff strings.Builder
+	diff.WriteString("--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,300 @@\n")
+	for i := 1; i <= 299; i++ {
+		diff.WriteString("+line " + strings.Repeat("x", i%7) + "\n")
+	}
+	diff.WriteString("+" + strings.Repeat("w", 150) + "TAIL\n")
+	req := executor.Request{GateID: "tool.run:write", Subject: "write", Path: "/p/big.txt", Diff: diff.String()}
+	m := NewChoiceModel(NewApproval(req)).WithDiffPager(req.Diff, 30, 80)
+	view := func() string { return m.View() }
+	if n := strings.Count(view(), "\n"); n > 30 {
+		t.Fatalf("the view is %d rows on a 30-row terminal", n)
+	}
+	if strings.Contains(view(), "TAIL") || !strings.Contains(view(), "+++ b/big.txt") {
+		t.Fatalf("the pager does not start at the top:\n%s", view())
+	}
+	press := func(k tea.KeyMsg) {
+		mm, _ := m.Update(k)
+		m = mm.(ChoiceModel)
+	}
+	press(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("G")})
+	if !strings.Contains(view(), "TAIL") || !strings.Contains(view(), "(end of diff)") {
+		t.Fatalf("G does not reach the wrapped last line:\n%s", view())
+	}
+	for _, l := range strings.Split(view(), "\n") {
+		if len([]rune(stripSGR(l))) > 80 {
+			t.Errorf("a row wider than the terminal: %q", l)
+		}
+	}
+	press(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})
+	press(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")})
+	if !strings.Contains(view(), "rows 22–") || m.Done() {
+		t.Fatalf("Space does not page:\n%s", view())
+	}
+	press(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("d")})
+	if !m.Done() || m.Choice() != executor.ChoiceAllowSessionDir {
+		t.Fatalf("d chose %v, want the directory rule", m.Choice())
+	}
+}
+
+func stripSGR(s string) string {
+	for {
+		i := strings.Index(s, "\x1b[")
+		if i < 0 {
+			return s
+		}
+		j := strings.IndexByte(s[i:], 'm')
+		if j < 0 {
+			return s
+		}
+		s = s[:i] + s[i+j+1:]
+	}
+}

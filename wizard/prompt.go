@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/hushcli/hush/executor"
+	"golang.org/x/term"
 )
 
 // Prompter asks the person at the terminal about a gate request.
@@ -27,32 +29,42 @@ type Prompter struct {
 }
 
 // Confirm implements executor.Prompter. It prints the request whole — the
-// diff of a file change, the command verbatim with its directory and the
+// diff of a file change (in a pager inside the prompt when it is longer
+// than the screen), the command verbatim with its directory and the
 // secrets it would receive — and then asks for one key: y allow once, s
 // allow for this session (the rule it records is in the label), d (file
 // tools) every file in the directory, n deny. Esc and Ctrl-C deny.
 func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
 	a := NewApproval(req)
-	if req.Diff != "" {
-		// The whole diff, before the form: the terminal's scrollback holds
-		// a long one, and nothing of what will be written is left out.
+	m := NewChoiceModel(a)
+	rows, cols := terminalSize(p.Out, p.In)
+	header := a.Header()
+	switch {
+	case req.Diff == "":
+	case !p.Accessible && rows > 0 && len(diffLines(req.Diff))+strings.Count(header, "\n")+len(a.Options)+3 > rows:
+		// Longer than the screen: the diff is shown in a pager inside
+		// the prompt, whole, a page at a time.
+		m = m.WithDiffPager(req.Diff, rows, cols)
+		fmt.Fprintf(p.Out, "\n%d-line diff of what will be written, longer than the screen: page through it below.\n", len(diffLines(req.Diff)))
+	default:
+		// The whole diff, before the form.
 		WriteDiff(p.Out, req.Diff)
 	}
-	if _, err := io.WriteString(p.Out, a.Header()); err != nil {
+	if _, err := io.WriteString(p.Out, header); err != nil {
 		return executor.ChoiceDeny, err
 	}
 	if p.Accessible {
 		return p.confirmLine(a)
 	}
-	prog := tea.NewProgram(NewChoiceModel(a), tea.WithInput(p.In), tea.WithOutput(p.Out), tea.WithContext(ctx))
-	m, err := prog.Run()
+	prog := tea.NewProgram(m, tea.WithInput(p.In), tea.WithOutput(p.Out), tea.WithContext(ctx))
+	res, err := prog.Run()
 	if err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 			return executor.ChoiceDeny, ctx.Err()
 		}
 		return executor.ChoiceDeny, err
 	}
-	return m.(ChoiceModel).Choice(), nil
+	return res.(ChoiceModel).Choice(), nil
 }
 
 // confirmLine asks on one line, for screen readers and dumb terminals: the
@@ -76,36 +88,50 @@ func (p *Prompter) confirmLine(a Approval) (executor.Choice, error) {
 // diff holds file content, which may carry them).
 func WriteDiff(w io.Writer, diff string) {
 	var b strings.Builder
-	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	lines := diffLines(diff)
 	fmt.Fprintf(&b, "\n%d-line diff; everything below is what will be written:\n", len(lines))
 	for _, l := range lines {
-		clean := strings.Map(func(r rune) rune {
-			if r == '\t' {
-				return r
-			}
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				return '?'
-			}
-			return r
-		}, l)
-		color := ""
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-			color = "\x1b[1m"
-		case strings.HasPrefix(l, "+"):
-			color = "\x1b[32m"
-		case strings.HasPrefix(l, "-"):
-			color = "\x1b[31m"
-		case strings.HasPrefix(l, "@@"):
-			color = "\x1b[36m"
-		}
-		if color != "" {
-			b.WriteString(color + clean + "\x1b[0m\n")
-		} else {
-			b.WriteString(clean + "\n")
-		}
+		b.WriteString(colorDiffLine(l, cleanDiffLine(l)) + "\n")
 	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+func diffLines(diff string) []string {
+	return strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+}
+
+// cleanDiffLine replaces the control bytes of a diff line (file content)
+// by '?', tabs kept.
+func cleanDiffLine(l string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, l)
+}
+
+// colorDiffLine colours text, a piece of the diff line l, by l's kind:
+// additions green, removals red, hunk headers cyan, file headers bold.
+func colorDiffLine(l, text string) string {
+	color := ""
+	switch {
+	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		color = "\x1b[1m"
+	case strings.HasPrefix(l, "+"):
+		color = "\x1b[32m"
+	case strings.HasPrefix(l, "-"):
+		color = "\x1b[31m"
+	case strings.HasPrefix(l, "@@"):
+		color = "\x1b[36m"
+	}
+	if color == "" {
+		return text
+	}
+	return color + text + "\x1b[0m"
 }
 
 // sanitizeLine keeps a model- or tool-written string to one line of plain
@@ -121,4 +147,17 @@ func sanitizeLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// terminalSize is the size of the first of ws that is a terminal; 0, 0
+// when none is.
+func terminalSize(ws ...any) (rows, cols int) {
+	for _, w := range ws {
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if c, r, err := term.GetSize(int(f.Fd())); err == nil && r > 0 {
+				return r, c
+			}
+		}
+	}
+	return 0, 0
 }

@@ -73,10 +73,10 @@ type Preset struct {
 // Presets are the base URLs setup offers, per provider.
 func Presets() []Preset {
 	return []Preset{
-		{"OpenAI (https://api.openai.com/v1)", "openai", "https://api.openai.com/v1", "gpt-4.1-mini"},
-		{"Ollama on this machine (http://127.0.0.1:11434/v1)", "openai", "http://127.0.0.1:11434/v1", "llama3.2"},
-		{"llama.cpp server on this machine (http://127.0.0.1:8080/v1)", "openai", "http://127.0.0.1:8080/v1", "local"},
-		{"Anthropic (https://api.anthropic.com)", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5"},
+		{"OpenAI (https://api.openai.com/v1)", provider.OpenAI, "https://api.openai.com/v1", "gpt-4.1-mini"},
+		{"Ollama on this machine (http://127.0.0.1:11434/v1)", provider.OpenAI, "http://127.0.0.1:11434/v1", "llama3.2"},
+		{"llama.cpp server on this machine (http://127.0.0.1:8080/v1)", provider.OpenAI, "http://127.0.0.1:8080/v1", "local"},
+		{"Anthropic (https://api.anthropic.com)", provider.Anthropic, "https://api.anthropic.com", "claude-sonnet-4-5"},
 	}
 }
 
@@ -117,8 +117,8 @@ func (s *Setup) Run(ctx context.Context) (Answers, error) {
 	cur := s.Current
 	ans := Answers{Backend: cur.Backend}
 	ans.Provider = cur.Provider
-	if ans.Provider != "anthropic" {
-		ans.Provider = "openai"
+	if ans.Provider != provider.Anthropic {
+		ans.Provider = provider.OpenAI
 	}
 	st := &setupState{s: s, in: in, cur: cur, ans: &ans}
 	steps := []func(ctx context.Context) error{st.askProvider, st.askURL, st.askKey, st.askModel}
@@ -168,8 +168,8 @@ func (st *setupState) askProvider(ctx context.Context) error {
 	return st.s.ask(ctx, st.in, huh.NewSelect[string]().
 		Title(st.title("Which kind of model server?")).
 		Options(
-			huh.NewOption("OpenAI-compatible (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, …)", "openai"),
-			huh.NewOption("Anthropic", "anthropic"),
+			huh.NewOption("OpenAI-compatible (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, …)", provider.OpenAI),
+			huh.NewOption("Anthropic", provider.Anthropic),
 		).
 		Value(&st.ans.Provider), "Which kind of model server?")
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/hushcli/hush/executor/provider/names"
 )
 
 // CheckTimeout bounds the one request CheckKey makes.
@@ -40,7 +42,7 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 	base := strings.TrimRight(baseURL, "/")
 	var endpoint string
 	switch provider {
-	case "anthropic":
+	case names.Anthropic:
 		if base == "" {
 			base = "https://api.anthropic.com"
 		}
@@ -59,13 +61,13 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 		return Check{Message: fmt.Sprintf("%s is not a URL hush can request", shown)}
 	}
 	if key != "" {
-		if provider == "anthropic" {
+		if provider == names.Anthropic {
 			req.Header.Set("x-api-key", key)
 		} else {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
 	}
-	if provider == "anthropic" {
+	if provider == names.Anthropic {
 		req.Header.Set("anthropic-version", "2023-06-01")
 	}
 	c := *client

@@ -268,7 +268,9 @@ func (w *Writer) Permission(req executor.Request, v executor.Verdict) {
 		Source   string `json:"source"`
 		Rule     string `json:"rule,omitempty"`
 		Message  string `json:"message,omitempty"`
-	}{w.head("permission"), req.Turn, req.GateID, req.Subject, string(v.Decision), v.Source, v.Rule, v.Message}
+		Path     string `json:"path,omitempty"`
+		Diff     string `json:"diff,omitempty"`
+	}{w.head("permission"), req.Turn, req.GateID, req.Subject, string(v.Decision), v.Source, v.Rule, v.Message, req.Path, req.Diff}
 	if !w.started {
 		w.early = append(w.early, ev)
 		return

@@ -27,7 +27,7 @@ type anthropicProvider struct {
 // "Authorization: Bearer <key>" (anthropic-version 2026-10-21); the
 // x-api-key header of older API versions is not sent.
 func NewAnthropic(o Options) (Provider, error) {
-	s, err := resolve("anthropic", "ANTHROPIC_API_KEY", o)
+	s, err := resolve(Anthropic, KeyName(Anthropic), o)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func NewAnthropic(o Options) (Provider, error) {
 	return &anthropicProvider{s: s, client: anthropic.NewClient(opts...)}, nil
 }
 
-func (p *anthropicProvider) Name() string { return "anthropic" }
+func (p *anthropicProvider) Name() string { return Anthropic }
 
 func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {

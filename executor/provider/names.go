@@ -1,62 +1,21 @@
 package provider
 
-import (
-	"net"
-	"net/url"
-	"strings"
-)
+import "github.com/hushcli/hush/executor/provider/names"
 
-// The providers hush knows, as config.toml's model.provider and --provider
-// spell them. This is the one list; config validation, `hush setup` and
-// session assembly ask it.
+// The providers hush knows: names (executor/provider/names) owns the list.
 const (
-	OpenAI    = "openai"
-	Anthropic = "anthropic"
-	Replay    = "replay"
+	OpenAI    = names.OpenAI
+	Anthropic = names.Anthropic
+	Replay    = names.Replay
 )
 
-// Names lists the providers, in the order help texts show them.
-func Names() []string { return []string{OpenAI, Anthropic, Replay} }
+// Names lists the providers (names.Names).
+func Names() []string { return names.Names() }
 
-// Known reports whether name is a provider hush knows.
-func Known(name string) bool {
-	for _, n := range Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+// KeyName is the vault name of a provider's API key (names.KeyName).
+func KeyName(provider string) string { return names.KeyName(provider) }
 
-// KeyName is the vault name a provider's API key is stored under unless
-// config.toml's api_key refers to another; "" for a provider without a key.
-func KeyName(provider string) string {
-	switch provider {
-	case OpenAI:
-		return "OPENAI_API_KEY"
-	case Anthropic:
-		return "ANTHROPIC_API_KEY"
-	}
-	return ""
-}
+// IsLoopback reports whether rawURL points at this machine (names.IsLoopback).
+func IsLoopback(rawURL string) bool { return names.IsLoopback(rawURL) }
 
-// IsLoopback reports whether rawURL points at this machine (localhost in
-// any case, 127.0.0.0/8, ::1), where a model server usually needs no key
-// and hush sends none unless one is configured. It is the one loopback
-// check: the provider, the session and the setup wizard all ask it.
-func IsLoopback(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	if err != nil || rawURL == "" || u.Host == "" {
-		return false
-	}
-	return isLoopback(u.Hostname())
-}
-
-// isLoopback reports whether host names this machine.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopback(host string) bool { return names.IsLoopbackHost(host) }

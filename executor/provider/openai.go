@@ -27,7 +27,7 @@ type openAIProvider struct {
 // server that speaks it (vLLM, llama.cpp, Ollama, LM Studio, ...), streaming,
 // with function tools.
 func NewOpenAI(o Options) (Provider, error) {
-	s, err := resolve("openai", "OPENAI_API_KEY", o)
+	s, err := resolve(OpenAI, KeyName(OpenAI), o)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func NewOpenAI(o Options) (Provider, error) {
 	return &openAIProvider{s: s, completions: openai.NewChatCompletionService(opts...)}, nil
 }
 
-func (p *openAIProvider) Name() string { return "openai" }
+func (p *openAIProvider) Name() string { return OpenAI }
 
 func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {

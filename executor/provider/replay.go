@@ -181,7 +181,7 @@ func position(data []byte, offset int64) (line, col int) {
 	return line, col
 }
 
-func (p *replayProvider) Name() string { return "replay" }
+func (p *replayProvider) Name() string { return Replay }
 
 // Stream ignores req and plays the next step.
 func (p *replayProvider) Stream(ctx context.Context, _ Request, onText func(string)) (Response, error) {

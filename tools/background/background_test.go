@@ -100,7 +100,7 @@ func (f *fixture) call(args any) (string, executor.Result, error) {
 	sort.Slice(secrets, func(i, j int) bool { return secrets[i].Name < secrets[j].Name })
 	var buf bytes.Buffer
 	w := redact.New(secrets).Writer(&buf)
-	tc := &executor.ToolContext{Subject: background.Name, Dir: f.dir, Ambient: f.ambient, Vault: f,
+	tc := &executor.ToolContext{Subject: background.Name, Dir: f.dir, Ambient: tools.NewAmbient(f.ambient), Vault: f,
 		Secrets: tools.NewSecretSet(f.secrets), Output: w}
 	tc.Confirm = func(gateID, detail string) (executor.Verdict, error) {
 		f.mu.Lock()

@@ -190,12 +190,13 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		return executor.Result{}, err
 	}
 
-	cli, err := NewClient(tc.Ambient)
+	engine := EngineEnv(tc.Ambient)
+	cli, err := NewClient(engine)
 	if err != nil {
 		return executor.Result{}, err
 	}
 	defer cli.Close()
-	if err := ping(ctx, cli, tc.Ambient); err != nil {
+	if err := ping(ctx, cli, engine); err != nil {
 		if ctx.Err() != nil {
 			return executor.Result{Status: "cancelled", IsError: true}, nil
 		}
@@ -206,7 +207,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 			return executor.Result{Status: "cancelled", IsError: true}, nil
 		}
 		if isNotFound(err) {
-			return executor.Result{}, t.noImage(tc.Ambient)
+			return executor.Result{}, t.noImage(engine)
 		}
 		return executor.Result{}, engineError("inspect image "+t.Image, err)
 	}
@@ -355,18 +356,41 @@ func (t Tool) createError(tc *executor.ToolContext, root string, err error) erro
 		return err
 	}
 	if isNotFound(err) && strings.Contains(err.Error(), "image") {
-		return t.noImage(tc.Ambient)
+		return t.noImage(EngineEnv(tc.Ambient))
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "invalid mount config") || strings.Contains(msg, "bind source path does not exist") ||
 		strings.Contains(msg, "error mounting") || (strings.Contains(msg, "mount") && strings.Contains(msg, "no such file")) {
 		remote := ""
-		if h := tc.Ambient[envHost]; h != "" && !strings.HasPrefix(h, "unix://") {
+		if h := tc.Ambient.DockerHost(); h != "" && !strings.HasPrefix(h, "unix://") {
 			remote = " (with a remote DOCKER_HOST, the project and hush's data dir must exist at the same paths on the engine's machine)"
 		}
 		return fmt.Errorf("the Docker engine cannot mount the project %s at %s: %s%s", root, Workdir, oneLine(msg), remote)
 	}
 	return engineError("run the container", err)
+}
+
+// EngineEnv is what NewClient reads of a tool's ambient view: DOCKER_HOST
+// and the proxy settings through their own accessors (either may carry a
+// password: it is hush's connection to the engine, never the container's),
+// the TLS and API settings and HOME through the credential-free lookups.
+func EngineEnv(a tools.Ambient) map[string]string {
+	env := map[string]string{}
+	for _, n := range []string{envAPIVersion, envCertPath, envTLSVerify, "HOME"} {
+		if v := a.Get(n); v != "" {
+			env[n] = v
+		}
+	}
+	if h := a.DockerHost(); h != "" {
+		env[envHost] = h
+	}
+	p := a.Proxy()
+	for n, v := range map[string]string{"HTTP_PROXY": p.HTTPProxy, "HTTPS_PROXY": p.HTTPSProxy, "NO_PROXY": p.NoProxy} {
+		if v != "" {
+			env[n] = v
+		}
+	}
+	return env
 }
 
 func (t Tool) noImage(ambient map[string]string) error {

@@ -134,7 +134,7 @@ func newToolContext(t *testing.T, ambient map[string]string, vault executor.Secr
 		t.Fatal(err)
 	}
 	return &executor.ToolContext{
-		Subject: dockerbash.Name, Dir: project, Ambient: ambient, Vault: vault,
+		Subject: dockerbash.Name, Dir: project, Ambient: tools.NewAmbient(ambient), Vault: vault,
 		Secrets: tools.NewSecretSet(secrets), Output: out,
 	}, out
 }

@@ -28,6 +28,7 @@ import (
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/tools"
 	"golang.org/x/net/http/httpproxy"
 )
 
@@ -302,20 +303,11 @@ var errTooManyRedirects = errors.New("too many redirects")
 // client builds the request's client: proxies from the start-up
 // environment snapshot, redirects bounded, the private-range check at the
 // socket.
-func (t Tool) client(ambient map[string]string) *nethttp.Client {
-	get := func(names ...string) string {
-		for _, n := range names {
-			if v := ambient[n]; v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	pc := httpproxy.Config{
-		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    get("NO_PROXY", "no_proxy"),
-	}
+func (t Tool) client(ambient tools.Ambient) *nethttp.Client {
+	// The one explicit read of the proxy settings: an authenticated proxy
+	// URL is a credential, which Ambient's lookups never return.
+	px := ambient.Proxy()
+	pc := httpproxy.Config{HTTPProxy: px.HTTPProxy, HTTPSProxy: px.HTTPSProxy, NoProxy: px.NoProxy}
 	proxy := pc.ProxyFunc()
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}

@@ -90,7 +90,7 @@ func run(t *testing.T, tool httptool.Tool, args any) (string, executor.Result, e
 	t.Helper()
 	raw, _ := json.Marshal(args)
 	var out bytes.Buffer
-	tc := &executor.ToolContext{Dir: t.TempDir(), Ambient: map[string]string{}, Output: &out}
+	tc := &executor.ToolContext{Dir: t.TempDir(), Ambient: tools.NewAmbient(map[string]string{}), Output: &out}
 	res, err := tool.Run(context.Background(), tc, raw)
 	return out.String(), res, err
 }
@@ -318,7 +318,7 @@ func TestProxyFromAmbient(t *testing.T) {
 	defer proxy.Close()
 	raw, _ := json.Marshal(httptool.Params{URL: "http://docs.example.invalid/page"})
 	var out bytes.Buffer
-	tc := &executor.ToolContext{Ambient: map[string]string{"HTTP_PROXY": proxy.URL}, Output: &out}
+	tc := &executor.ToolContext{Ambient: tools.NewAmbient(map[string]string{"HTTP_PROXY": proxy.URL}), Output: &out}
 	res, err := httptool.Tool{}.Run(context.Background(), tc, raw)
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +361,7 @@ func TestProcessEnvironmentProxyIgnored(t *testing.T) {
 	t.Setenv("HTTP_PROXY", proxy.URL)
 	t.Setenv("http_proxy", proxy.URL)
 	raw, _ := json.Marshal(httptool.Params{URL: "http://docs.example.invalid/page", TimeoutSeconds: 5})
-	_, err := httptool.Tool{}.Run(context.Background(), &executor.ToolContext{Ambient: map[string]string{}, Output: io.Discard}, raw)
+	_, err := httptool.Tool{}.Run(context.Background(), &executor.ToolContext{Ambient: tools.NewAmbient(map[string]string{}), Output: io.Discard}, raw)
 	if hit {
 		t.Error("the process environment's proxy was used")
 	}

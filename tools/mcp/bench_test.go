@@ -88,7 +88,7 @@ func benchManagerEcho(b *testing.B, server mcp.Server) {
 		args = json.RawMessage(`{"message":"ping"}`)
 	}
 	var out bytes.Buffer
-	tc := &executor.ToolContext{Subject: echo.Subject(), Dir: dir, Ambient: ambient, Output: &out}
+	tc := &executor.ToolContext{Subject: echo.Subject(), Dir: dir, Ambient: tools.NewAmbient(ambient), Output: &out}
 	timeEach(b, func() {
 		out.Reset()
 		if res, err := echo.Run(b.Context(), tc, args); err != nil || res.IsError || !bytes.Contains(out.Bytes(), []byte("ping")) {

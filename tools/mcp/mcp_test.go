@@ -166,7 +166,7 @@ func (f *fixture) call(m *mcp.Manager, name string, args any) (raw, redacted str
 	}
 	argBytes, _ := json.Marshal(args)
 	var buf bytes.Buffer
-	tc := &executor.ToolContext{Subject: name, Dir: f.dir, Ambient: f.ambient, Output: &buf}
+	tc := &executor.ToolContext{Subject: name, Dir: f.dir, Ambient: tools.NewAmbient(f.ambient), Output: &buf}
 	res, err = tool.Run(context.Background(), tc, argBytes)
 	var list []redact.Secret
 	for n, v := range f.secrets {

@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
+)
+
+// Plain is the line-by-line chat (`hush chat --plain`, or input that is
+// not a terminal): for scripts, screen readers and terminals that cannot
+// draw the UI. Ctrl-C stops the running turn; /exit, /quit or the end of
+// input ends the chat.
+type Plain struct {
+	In    io.Reader
+	Out   io.Writer
+	Agent *executor.Agent
+	Conv  *transcript.Conversation
+	// Redact scrubs secrets from an error before it is shown.
+	Redact func(string) string
+	// Repair answers tool calls a cancelled turn left open.
+	Repair func([]provider.Message) []provider.Message
+	// Command runs /resume and /compact.
+	Command func(ctx context.Context, out io.Writer, cmd, arg string)
+	// Signals are the stop signals; on SIGHUP or SIGTERM the running turn
+	// ends as on Ctrl-C, then Stop is called (it exits hush).
+	Signals []os.Signal
+	Stop    func(os.Signal)
+}
+
+// Run reads and runs prompts until the input ends.
+func (p Plain) Run() error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, p.Signals...)
+	defer signal.Stop(sigs)
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	var turnDone chan struct{} // closed when the running turn has returned
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-sigs:
+				mu.Lock()
+				c, done := cancelTurn, turnDone
+				mu.Unlock()
+				if s == syscall.SIGHUP || s == syscall.SIGTERM {
+					// The terminal closed, or hush was told to stop: end
+					// the turn as Ctrl-C would (its tools' processes are
+					// killed), then stop background processes and MCP
+					// servers, then exit 129 / 143.
+					if c != nil {
+						c()
+						select {
+						case <-done:
+						case <-time.After(10 * time.Second):
+						}
+					}
+					p.Stop(s)
+					return
+				}
+				if c != nil {
+					c()
+					continue
+				}
+				fmt.Fprint(p.Out, "\n(Ctrl-D to exit)\n› ")
+			}
+		}
+	}()
+	defer close(quit)
+
+	in := bufio.NewReader(p.In)
+	for {
+		fmt.Fprint(p.Out, "› ")
+		line, err := in.ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(p.Out)
+			return nil // Ctrl-D or end of input
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line == "/exit" || line == "/quit" {
+			return nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		mu.Lock()
+		cancelTurn, turnDone = cancel, done
+		mu.Unlock()
+		endTurn := func() {
+			mu.Lock()
+			cancelTurn, turnDone = nil, nil
+			mu.Unlock()
+			close(done)
+		}
+		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
+			p.Command(ctx, p.Out, cmd, strings.TrimSpace(arg))
+			endTurn()
+			cancel()
+			continue
+		}
+		res, err := p.Agent.RunTurn(ctx, p.Conv.Messages(), strings.TrimSpace(line))
+		p.Conv.Add(res.Turn, p.Repair(res.Messages))
+		endTurn()
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(p.Out, "\n(turn cancelled; the tool's processes were stopped)")
+		case err != nil:
+			fmt.Fprintf(p.Out, "\nhush: %s\n", outbuf.Sanitize(p.Redact(err.Error())))
+		default:
+			fmt.Fprintln(p.Out)
+			if p.Agent.NeedsCompaction(p.Conv, res.Context) {
+				fmt.Fprintln(p.Out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				p.Command(ctx, p.Out, "/compact", "")
+			}
+		}
+		cancel()
+	}
+}
