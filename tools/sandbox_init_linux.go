@@ -9,7 +9,7 @@ package tools
 // straight into new user, mount and PID namespaces (and network, when the
 // tool's network is off). It maps the user to itself, hides each masked
 // path (an empty read-only file bound over a file or socket, an empty
-// read-only tmpfs over a directory), gives root a /dev without disks and
+// read-only directory bound over a directory), gives root a /dev without disks and
 // only Docker's default capabilities, brings up lo, sets no_new_privs and
 // a Landlock scope, mounts the namespace's own /proc and execs the tool,
 // which is the namespace's init: when it exits, everything left in the
@@ -217,8 +217,7 @@ static void hush_sb_noop(int sig) { (void)sig; }
 // host's /dev would let it read a disk — and the vault file on it — raw.
 // It is built on the scratch tmpfs (/proc here) and moved into place.
 static void hush_sb_minimal_dev(void) {
-	if (mkdir("/proc/dev", 0755) != 0 ||
-	    mount("tmpfs", "/proc/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0) {
+	if (mount("tmpfs", "/proc/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0) {
 		hush_sb_die("make a minimal /dev", NULL);
 	}
 	const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty", 0};
@@ -307,6 +306,17 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 		hush_sb_die("create the empty file", NULL);
 	}
 	close(efd);
+	// The empty directory bound over masked directories, and root's
+	// /dev's mount point (hush_sb_minimal_dev), beside it.
+	if (mkdir("/proc/emptydir", 0555) != 0 || (root && mkdir("/proc/dev", 0755) != 0)) {
+		hush_sb_die("create the empty directory", NULL);
+	}
+	// Then the scratch tmpfs turns read-only (and nosuid, nodev, noexec):
+	// a bind mount keeps its source mount's flags, so each mask below is
+	// read-only from the start, with one bind and no tmpfs of its own.
+	if (hush_sb_readonly("/proc") != 0) {
+		hush_sb_die("make the empty file read-only", NULL);
+	}
 	for (const char *m = masks; m < end && *m; m += strlen(m) + 1) {
 		const char *p = m + 1;
 		if (*m == 'F') {
@@ -316,9 +326,6 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 				}
 				hush_sb_die("hide", p);
 			}
-			if (hush_sb_readonly(p) != 0) {
-				hush_sb_die("make read-only", p);
-			}
 		} else if (*m == 'P') {
 			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
 				if (hush_sb_skippable(errno)) {
@@ -327,7 +334,7 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 				hush_sb_die("pin", p);
 			}
 		} else if (*m == 'D') {
-			if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k,nr_inodes=2") != 0) {
+			if (mount("/proc/emptydir", p, NULL, MS_BIND, NULL) != 0) {
 				if (hush_sb_skippable(errno)) {
 					continue;
 				}
@@ -499,6 +506,7 @@ struct hush_sb_spawn_args {
 	const char *dir;
 	int fds[3];
 	int pdeathsig;
+	int nssock; // sends the new mount namespace to hush, or -1
 	int net;
 	const char *masks, *end; // the masks part of a plan
 	uid_t uid;
@@ -513,6 +521,32 @@ struct hush_sb_spawn_args {
 // blocked (hush_sb_spawn), so no Go handler can run here.
 static int hush_sb_spawn_child(void *p) {
 	struct hush_sb_spawn_args *a = p;
+	if (a->nssock >= 0) {
+		// A reference to this mount namespace, for hush: the tool's
+		// exit then only drops one, and unmounting the namespace's
+		// mounts (an RCU grace period, every superblock) happens when
+		// hush closes it, after the call has ended and off its path.
+		int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		if (ns >= 0) {
+			char cbuf[CMSG_SPACE(sizeof(int))];
+			memset(cbuf, 0, sizeof cbuf);
+			char byte = 0;
+			struct iovec iov = {&byte, 1};
+			struct msghdr msg;
+			memset(&msg, 0, sizeof msg);
+			msg.msg_iov = &iov;
+			msg.msg_iovlen = 1;
+			msg.msg_control = cbuf;
+			msg.msg_controllen = sizeof cbuf;
+			struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &ns, sizeof(int));
+			(void)sendmsg(a->nssock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+			close(ns);
+		}
+	}
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
@@ -565,9 +599,12 @@ static int hush_sb_spawn_child(void *p) {
 // a vfork'd child of hush, cloned straight into new user, mount and PID
 // namespaces, does the set-up and execs the tool, which is the namespace's
 // init. It returns the child's pid, or -errno when clone failed; a set-up
-// that fails later says why on the tool's stderr and exits 125.
+// that fails later says why on the tool's stderr and exits 125. *nsfd is
+// a reference to the child's mount namespace (or -1), which the caller
+// closes once the child has been waited for.
 static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len) {
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int *nsfd) {
+	*nsfd = -1;
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	struct hush_sb_spawn_args a;
 	memset(&a, 0, sizeof a);
@@ -579,6 +616,11 @@ static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp,
 	a.fds[1] = fd1;
 	a.fds[2] = fd2;
 	a.pdeathsig = pdeathsig;
+	int sv[2] = {-1, -1};
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		sv[0] = sv[1] = -1;
+	}
+	a.nssock = sv[1];
 	a.net = strchr(flags, 'N') != NULL;
 	a.masks = flags + strlen(flags) + 1;
 	a.end = plan + len;
@@ -597,6 +639,28 @@ static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp,
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, stack_size);
+	if (sv[0] >= 0) {
+		if (pid >= 0) {
+			char cbuf[CMSG_SPACE(sizeof(int))];
+			char byte;
+			struct iovec iov = {&byte, 1};
+			struct msghdr msg;
+			memset(&msg, 0, sizeof msg);
+			msg.msg_iov = &iov;
+			msg.msg_iovlen = 1;
+			msg.msg_control = cbuf;
+			msg.msg_controllen = sizeof cbuf;
+			if (recvmsg(sv[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) == 1) {
+				struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+				if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+				    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+					memcpy(nsfd, CMSG_DATA(c), sizeof(int));
+				}
+			}
+		}
+		close(sv[0]);
+		close(sv[1]);
+	}
 	return pid < 0 ? -e : pid;
 }
 */
@@ -629,6 +693,7 @@ type directStart struct {
 	plan []byte
 
 	parentEnds []*os.File // closed after Wait
+	nsfd       int        // the child's mount namespace, or -1: closed after Wait
 	copies     chan error
 	ncopies    int
 	done       chan struct{}
@@ -742,8 +807,10 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 	if c.SysProcAttr != nil {
 		pdeathsig = int(c.SysProcAttr.Pdeathsig)
 	}
+	var nsfd C.int
 	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)))
+		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), &nsfd)
+	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
 	if pid < 0 {
 		return fmt.Errorf("sandbox: start %s: %w", c.Args[0], syscall.Errno(-pid))
@@ -774,6 +841,13 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 
 func (d *directStart) wait(c *exec.Cmd) error {
 	err := c.Wait() // the process: sets ProcessState, an *exec.ExitError
+	if d.nsfd >= 0 {
+		// The last reference: its close unmounts the namespace's
+		// mounts, which waits for an RCU grace period. Nothing runs in
+		// it any more; the call need not wait for that.
+		go syscall.Close(d.nsfd)
+		d.nsfd = -1
+	}
 	if d.done != nil {
 		close(d.done)
 	}
