@@ -63,15 +63,6 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 // httpClient uses the proxy settings hush was started with.
 func (a *app) httpClient() *http.Client { return session.HTTPClient(a.ambient) }
 
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // transcriptPath is the session's transcript file in the data dir.
 func (a *app) transcriptPath(id string) string { return session.TranscriptPath(a.dirs.Data, id) }
 

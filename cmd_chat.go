@@ -1,20 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/ui"
-	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -101,165 +95,52 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	return a.plainChat(f, resumed)
 }
 
-// terminalChat runs the chat UI (package ui) on tty.
-func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
+// chatSession is the chat of session.Chat on the app's config and vault.
+func (a *app) chatSession(f modelFlags, resumed *transcript.Session) (session.Chat, error) {
 	if err := a.init(); err != nil {
-		return err
+		return session.Chat{}, err
 	}
 	dir, err := a.projectDir()
 	if err != nil {
-		return err
+		return session.Chat{}, err
 	}
-	hist := &ui.History{Path: filepath.Join(a.dirs.Data, "history.jsonl"), Redact: a.redact}
-	if err := hist.Load(); err != nil {
-		fmt.Fprintf(a.stderr, "hush: warning: %v\n", err)
-	}
-	var (
-		agent *executor.Agent
-		chat  *ui.Chat
-		conv  transcript.Conversation
-	)
-	if resumed != nil {
-		conv = resumed.Conversation
-	}
-	// /resume and /compact: the session's commands, shared with --plain.
-	sessionCommand := func(name string) func(ctx context.Context, arg string, out io.Writer) error {
-		return func(ctx context.Context, arg string, out io.Writer) error {
-			run := func() { a.chatSessionCommand(ctx, out, agent, &conv, name, arg, arg == "") }
-			if name == "/resume" && arg == "" {
-				// The picker is a form: it gets the terminal.
-				return chat.Suspend(run)
-			}
-			run()
-			return nil
-		}
-	}
-	chat = ui.New(ui.Config{
-		In: tty, Out: a.stdout,
-		Color:    a.ambient["NO_COLOR"] == "",
-		Model:    firstNonEmpty(f.model, a.cfg.Model.Name),
-		Provider: firstNonEmpty(f.provider, a.cfg.Model.Provider),
-		Dir:      dir,
-		Home:     a.ambient["HOME"],
-		Sandbox:  a.sandboxStatus(),
-		History:  hist,
-		Turn: func(ctx context.Context, prompt string) error {
-			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-			conv.Add(res.Turn, session.CloseDanglingCalls(res.Messages))
-			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
-				out := chat.Printer()
-				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
-				a.chatSessionCommand(ctx, out, agent, &conv, "/compact", "", false)
-				out.Close()
-			}
-			return err
+	return session.Chat{
+		Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Ambient: a.ambient,
+		Config: a.cfg, Dirs: a.dirs, Dir: dir, Model: sessionModel(f), Resumed: resumed, Redact: a.redact,
+		Start: func(prompter executor.Prompter, events executor.Events) (*executor.Agent, func(), error) {
+			return a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
 		},
-		Clear: func() { conv = transcript.Conversation{} },
-		Commands: []ui.Command{
-			{Name: "/compact", Args: "[N]", Help: "replace older turns by a summary the model writes (keep the last N verbatim)", Run: sessionCommand("/compact")},
-			{Name: "/resume", Args: "[ID]", Help: "switch to an earlier session of this project (a picker without ID)", Run: sessionCommand("/resume")},
-		},
-		SetModel: func(name string) error {
-			mf := f
-			mf.model = name
-			sm := sessionModel(mf)
-			sm.Notice = chat.Notice
-			lv, err := a.openVault()
-			if err != nil {
-				return err
-			}
-			p, err := session.NewProvider(a.cfg.Model, sm, lv, a.httpClient())
-			if err != nil {
-				return err
-			}
-			agent.Provider = p
-			return nil
-		},
-		Tools:        func() []ui.ToolInfo { return a.toolInfo(agent) },
 		Instructions: func() string { return a.instructions },
-	})
-	prompter := chat.Host(&wizard.Prompter{In: tty, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""})
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: chat, resume: resumed})
+		Find: func(id string, interactive bool) (*transcript.Session, error) {
+			return a.findSession(resumeRequest{Resume: true, ID: id}, interactive)
+		},
+		Vault:             a.openVault,
+		ResolveBackground: a.resolveBackground,
+	}, nil
+}
+
+// terminalChat runs the chat UI (session.Chat.Terminal) on tty.
+func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
+	c, err := a.chatSession(f, resumed)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	intro := []string{}
-	if a.instructions != "" {
-		intro = append(intro, a.instructions)
-	}
-	if resumed != nil {
-		intro = append(intro, session.ResumeNote(resumed))
-	}
-	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
-	chat.SetIntro(strings.Join(intro, "\n"))
-	// The permission form's colours suit the terminal's background.
-	a.resolveBackground()
-
-	stoppedBy, err := chat.RunStoppable(session.StopSignals, 5*time.Second) // the running tool is stopped first
-	switch {
-	case stoppedBy != nil:
-		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
-	case errors.Is(err, ui.ErrInterrupted):
-		return nil
+	stoppedBy, err := c.Terminal(tty)
+	if stoppedBy != nil {
+		return signalExit(stoppedBy) // 129 or 143
 	}
 	return err
 }
 
-// sandboxStatus is what the status line says about host tools (session.SandboxWord).
-func (a *app) sandboxStatus() string { return session.SandboxWord() }
-
-// toolInfo lists the offered tools for /tools (session.Tools).
-func (a *app) toolInfo(agent *executor.Agent) []ui.ToolInfo {
-	var out []ui.ToolInfo
-	for _, t := range session.Tools(a.cfg, a.dirs.Config, agent) {
-		out = append(out, ui.ToolInfo{Name: t.Name, Description: t.Description, Sandbox: t.Sandbox, Secrets: t.Secrets})
-	}
-	return out
-}
-
-// plainChat is the line-by-line chat: for scripts, screen readers and
-// terminals that cannot draw the UI.
+// plainChat is the line-by-line chat (session.Chat.Plain).
 func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
-	var prompter executor.Prompter
-	interactive := false
-	if tty := a.stdinTerminal(); tty != nil {
-		interactive = true
-		a.resolveBackground()
-		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
-	}
-	events := ui.NewRunView(a.stdout)
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
+	interactive := a.stdinTerminal() != nil
+	c, err := a.chatSession(f, resumed)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	var conv transcript.Conversation
-	if resumed != nil {
-		conv = resumed.Conversation
-	}
-	fmt.Fprintf(a.stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
-	if a.instructions != "" {
-		fmt.Fprintln(a.stdout, a.instructions)
-	}
-	if !interactive {
-		fmt.Fprintln(a.stdout, "(input is not a terminal: requests that would be asked are denied)")
-	}
-	if resumed != nil {
-		fmt.Fprintln(a.stdout, session.ResumeNote(resumed))
-	}
-	fmt.Fprintf(a.stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
-
-	return ui.Plain{In: a.stdin, Out: a.stdout, Agent: agent, Conv: &conv, Redact: a.redact, Repair: session.CloseDanglingCalls,
-		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
-			a.chatSessionCommand(ctx, out, agent, &conv, cmd, arg, interactive)
-		},
-		Signals: session.StopSignals,
-		// The terminal closed, or hush was told to stop: the turn has
-		// ended as Ctrl-C ends it; stop background processes and MCP
-		// servers, then exit 129 / 143.
-		Stop: func(s os.Signal) { closeFn(); exitNow(signalExit(s).code) },
-	}.Run()
+	// The terminal closed, or hush was told to stop: exit 129 / 143.
+	return c.Plain(interactive, func(s os.Signal) { exitNow(signalExit(s).code) })
 }
 
 // unknownCommand is the error for `hush frobnicate`.

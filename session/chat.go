@@ -1,0 +1,212 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/ui"
+	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
+)
+
+// Chat is what `hush chat` needs to run a chat session, in the terminal
+// UI (Terminal) or line by line (Plain). The command that starts it
+// (package main) supplies the streams, the loaded config and how to open
+// the agent.
+type Chat struct {
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Ambient map[string]string
+	Config  config.Config
+	Dirs    config.Dirs
+	// Dir is the project directory.
+	Dir   string
+	Model Model
+	// Resumed, if set, is the session to continue.
+	Resumed *transcript.Session
+	// Redact scrubs secrets from text before it is shown or kept.
+	Redact func(string) string
+	// Start opens the agent with the prompter (nil: non-interactive) and
+	// the event sink; the returned func closes it.
+	Start func(prompter executor.Prompter, events executor.Events) (*executor.Agent, func(), error)
+	// Instructions is the loaded-instructions line, once Start returned.
+	Instructions func() string
+	// Find resolves /resume's session id ("" picks, when interactive).
+	Find func(id string, interactive bool) (*transcript.Session, error)
+	// Vault is the opened vault /model's provider reads its key from.
+	Vault func() (*vault.Layered, error)
+	// ResolveBackground asks the terminal for its background colour before
+	// a form is drawn.
+	ResolveBackground func()
+}
+
+// command runs /resume [ID] and /compact [N] (Command).
+func (c Chat) command(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
+	Command(ctx, out, agent, conv, cmd, arg, func(id string) (*transcript.Session, error) { return c.Find(id, interactive) })
+}
+
+func (c Chat) instructions() string {
+	if c.Instructions == nil {
+		return ""
+	}
+	return c.Instructions()
+}
+
+// toolInfo lists the offered tools for /tools (Tools).
+func (c Chat) toolInfo(agent *executor.Agent) []ui.ToolInfo {
+	var out []ui.ToolInfo
+	for _, t := range Tools(c.Config, c.Dirs.Config, agent) {
+		out = append(out, ui.ToolInfo{Name: t.Name, Description: t.Description, Sandbox: t.Sandbox, Secrets: t.Secrets})
+	}
+	return out
+}
+
+// Terminal runs the chat UI (package ui) on tty. A stop signal other than
+// Ctrl-C ends it: that signal is returned, with the running tool stopped.
+func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
+	hist := &ui.History{Path: filepath.Join(c.Dirs.Data, "history.jsonl"), Redact: c.Redact}
+	if err := hist.Load(); err != nil {
+		fmt.Fprintf(c.Stderr, "hush: warning: %v\n", err)
+	}
+	var (
+		agent *executor.Agent
+		chat  *ui.Chat
+		conv  transcript.Conversation
+	)
+	if c.Resumed != nil {
+		conv = c.Resumed.Conversation
+	}
+	// /resume and /compact: the session's commands, shared with Plain.
+	sessionCommand := func(name string) func(ctx context.Context, arg string, out io.Writer) error {
+		return func(ctx context.Context, arg string, out io.Writer) error {
+			run := func() { c.command(ctx, out, agent, &conv, name, arg, arg == "") }
+			if name == "/resume" && arg == "" {
+				// The picker is a form: it gets the terminal.
+				return chat.Suspend(run)
+			}
+			run()
+			return nil
+		}
+	}
+	chat = ui.New(ui.Config{
+		In: tty, Out: c.Stdout,
+		Color:    c.Ambient["NO_COLOR"] == "",
+		Model:    firstNonEmpty(c.Model.Name, c.Config.Model.Name),
+		Provider: firstNonEmpty(c.Model.Provider, c.Config.Model.Provider),
+		Dir:      c.Dir,
+		Home:     c.Ambient["HOME"],
+		Sandbox:  SandboxWord(),
+		History:  hist,
+		Turn: func(ctx context.Context, prompt string) error {
+			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
+			conv.Add(res.Turn, CloseDanglingCalls(res.Messages))
+			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
+				out := chat.Printer()
+				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
+				c.command(ctx, out, agent, &conv, "/compact", "", false)
+				out.Close()
+			}
+			return err
+		},
+		Clear: func() { conv = transcript.Conversation{} },
+		Commands: []ui.Command{
+			{Name: "/compact", Args: "[N]", Help: "replace older turns by a summary the model writes (keep the last N verbatim)", Run: sessionCommand("/compact")},
+			{Name: "/resume", Args: "[ID]", Help: "switch to an earlier session of this project (a picker without ID)", Run: sessionCommand("/resume")},
+		},
+		SetModel: func(name string) error {
+			sm := c.Model
+			sm.Name = name
+			sm.Notice = chat.Notice
+			lv, err := c.Vault()
+			if err != nil {
+				return err
+			}
+			p, err := NewProvider(c.Config.Model, sm, lv, HTTPClient(c.Ambient))
+			if err != nil {
+				return err
+			}
+			agent.Provider = p
+			return nil
+		},
+		Tools:        func() []ui.ToolInfo { return c.toolInfo(agent) },
+		Instructions: c.instructions,
+	})
+	prompter := chat.Host(&wizard.Prompter{In: tty, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != ""})
+	agent, closeFn, err := c.Start(prompter, chat)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	intro := []string{}
+	if ins := c.instructions(); ins != "" {
+		intro = append(intro, ins)
+	}
+	if c.Resumed != nil {
+		intro = append(intro, ResumeNote(c.Resumed))
+	}
+	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
+	chat.SetIntro(strings.Join(intro, "\n"))
+	// The permission form's colours suit the terminal's background.
+	c.ResolveBackground()
+
+	stoppedBy, err := chat.RunStoppable(StopSignals, 5*time.Second) // the running tool is stopped first
+	switch {
+	case stoppedBy != nil:
+		return stoppedBy, nil // closeFn stops what is left
+	case errors.Is(err, ui.ErrInterrupted):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// Plain is the line-by-line chat: for scripts, screen readers and
+// terminals that cannot draw the UI. interactive says stdin is a terminal
+// to ask permission questions on. On SIGHUP or SIGTERM the running turn
+// ends as Ctrl-C ends it, background processes and MCP servers are
+// stopped, then exit is called with the signal (it ends hush).
+func (c Chat) Plain(interactive bool, exit func(os.Signal)) error {
+	var prompter executor.Prompter
+	if interactive {
+		c.ResolveBackground()
+		prompter = &wizard.Prompter{In: c.Stdin, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != ""}
+	}
+	events := ui.NewRunView(c.Stdout)
+	agent, closeFn, err := c.Start(prompter, events)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var conv transcript.Conversation
+	if c.Resumed != nil {
+		conv = c.Resumed.Conversation
+	}
+	fmt.Fprintf(c.Stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	if ins := c.instructions(); ins != "" {
+		fmt.Fprintln(c.Stdout, ins)
+	}
+	if !interactive {
+		fmt.Fprintln(c.Stdout, "(input is not a terminal: requests that would be asked are denied)")
+	}
+	if c.Resumed != nil {
+		fmt.Fprintln(c.Stdout, ResumeNote(c.Resumed))
+	}
+	fmt.Fprintf(c.Stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
+
+	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact, Repair: CloseDanglingCalls,
+		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
+			c.command(ctx, out, agent, &conv, cmd, arg, interactive)
+		},
+		Signals: StopSignals,
+		Stop:    func(s os.Signal) { closeFn(); exit(s) },
+	}.Run()
+}
