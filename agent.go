@@ -42,7 +42,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 	}
 	// Ctrl-C while the MCP servers start gives up on the session at once
 	// instead of waiting out a hung server's start_timeout.
-	startCtx, stopSig, stopSignals := notifyStop(context.Background())
+	startCtx, stopSig, stopSignals := session.NotifyStop(context.Background())
 	defer stopSignals()
 	f := opts.model
 	s, err := session.Open(startCtx, session.Options{
@@ -51,7 +51,7 @@ func (a *app) newAgent(opts sessionOptions) (*executor.Agent, func(), error) {
 		Prompter: opts.prompter, Events: opts.events, Stderr: a.stderr, Version: version, Resume: opts.resume,
 	})
 	if errors.Is(err, session.ErrInterrupted) {
-		return nil, nil, &exitError{signalExit(stopSig.get()).code, err}
+		return nil, nil, &exitError{signalExit(stopSig.Get()).code, err}
 	}
 	if err != nil {
 		return nil, nil, err

@@ -12,7 +12,6 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
@@ -64,24 +63,8 @@ func run(args []string) (code int) {
 // warn prints one warning sentence.
 func (a *app) warn(s string) { fmt.Fprintf(a.stderr, "hush: warning: %s\n", s) }
 
-// redact scrubs every secret hush knows of from s: the vault's (with the
-// credential-looking values of the start-up environment it includes), by
-// the session's snapshot, if the vault was opened; else those of the
-// start-up environment alone.
-func (a *app) redact(s string) string {
-	if a.scrub != nil {
-		if snap, err := a.scrub.Current(); err == nil {
-			return snap.Redactor.String(s)
-		}
-	}
-	creds := map[string]string{}
-	for k, v := range a.ambient {
-		if tools.IsCredentialName(k) || tools.IsCredentialValue(v) {
-			creds[k] = v
-		}
-	}
-	return redact.FromMap(creds).String(s)
-}
+// redact scrubs every secret hush knows of from s (session.Redact).
+func (a *app) redact(s string) string { return session.Redact(a.scrub, a.ambient, s) }
 
 // app is built once per process and handed to every command. Its fields
 // that touch the disk are lazy, so `hush --version` reads nothing.

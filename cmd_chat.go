@@ -196,7 +196,7 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 	// The permission form's colours suit the terminal's background.
 	a.resolveBackground()
 
-	stoppedBy, err := chat.RunStoppable(stopSignals, 5*time.Second) // the running tool is stopped first
+	stoppedBy, err := chat.RunStoppable(session.StopSignals, 5*time.Second) // the running tool is stopped first
 	switch {
 	case stoppedBy != nil:
 		return signalExit(stoppedBy) // 129 or 143; closeFn stops what is left
@@ -254,7 +254,7 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
 		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
 			a.chatSessionCommand(ctx, out, agent, &conv, cmd, arg, interactive)
 		},
-		Signals: stopSignals,
+		Signals: session.StopSignals,
 		// The terminal closed, or hush was told to stop: the turn has
 		// ended as Ctrl-C ends it; stop background processes and MCP
 		// servers, then exit 129 / 143.

@@ -130,14 +130,14 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 		}
 		stream.SessionStarted(info)
 	}
-	ctx, stopSig, stop := notifyStop(context.Background())
+	ctx, stopSig, stop := session.NotifyStop(context.Background())
 	defer stop()
 	kind, err := session.OneTurn(ctx, agent, &conv, prompt, stream, a.stdout, a.stderr)
 	switch kind {
 	case "":
 		return nil
 	case events.KindInterrupted:
-		return runFailed(stream, kind, signalExit(stopSig.get()))
+		return runFailed(stream, kind, signalExit(stopSig.Get()))
 	case events.KindDenied:
 		return runFailed(stream, kind, &exitError{exitDenied, err})
 	}

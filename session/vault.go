@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
@@ -76,4 +78,23 @@ func Backend(cfg config.Config) string {
 		return DefaultBackend
 	}
 	return cfg.Vault.Backend
+}
+
+// Redact scrubs every secret hush knows of from s: the vault's (with the
+// credential-looking values of the start-up environment it includes), by
+// scrub's snapshot, when the vault was opened (scrub non-nil); else those
+// of the start-up environment ambient alone.
+func Redact(scrub *executor.SecretCache, ambient map[string]string, s string) string {
+	if scrub != nil {
+		if snap, err := scrub.Current(); err == nil {
+			return snap.Redactor.String(s)
+		}
+	}
+	creds := map[string]string{}
+	for k, v := range ambient {
+		if tools.IsCredentialName(k) || tools.IsCredentialValue(v) {
+			creds[k] = v
+		}
+	}
+	return redact.FromMap(creds).String(s)
 }

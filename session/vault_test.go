@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -44,5 +45,22 @@ func TestOpenVaultLayers(t *testing.T) {
 	}
 	if _, err := OpenVault(config.Config{Vault: config.VaultConfig{Backend: "nope"}}, vault.NewRegistry(), data, ambient, project); err == nil {
 		t.Error("an unknown backend opened")
+	}
+}
+
+// TestRedactBeforeAndAfterTheVault: before the vault is open, the start-up
+// environment's credentials are scrubbed (a plain value is left alone, the
+// control); after, the snapshot of the vault's values is.
+func TestRedactBeforeAndAfterTheVault(t *testing.T) {
+	t.Parallel()
+	amb := map[string]string{"GITHUB_TOKEN": "ghp_redactcanary123456", "EDITOR": "vim-plain-value"}
+	got := Redact(nil, amb, "a ghp_redactcanary123456 b vim-plain-value")
+	if strings.Contains(got, "ghp_redactcanary123456") || !strings.Contains(got, "vim-plain-value") {
+		t.Errorf("without a vault: %q", got)
+	}
+	cache := executor.NewSecretCache(func() (map[string]string, error) { return map[string]string{"STORED": "stored-canary-value-77"}, nil },
+		func() (uint64, error) { return 1, nil })
+	if got := Redact(cache, amb, "x stored-canary-value-77 y"); strings.Contains(got, "stored-canary-value-77") {
+		t.Errorf("with the vault: %q", got)
 	}
 }
