@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // This file owns THE mask list: every path a tool must not see. Three
@@ -568,16 +569,50 @@ func busSockets(addr, runtimeDir string) []string {
 // the keyring of that user. They are looked for on each plan: a session
 // may start after hush.
 func strayBuses() []string {
-	var out []string
-	if m, _ := filepath.Glob("/tmp/dbus-*"); len(m) > 0 {
-		for _, p := range m {
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-				out = append(out, p)
-			}
-		}
-	}
+	out := append([]string(nil), tmpBuses()...)
 	if p := fmt.Sprintf("/run/user/%d/bus", os.Geteuid()); func() bool { _, err := os.Lstat(p); return err == nil }() {
 		out = append(out, p)
+	}
+	return out
+}
+
+// tmpBuses are the /tmp/dbus-* sockets. /tmp is listed again only when
+// its mtime changed (an entry was made, removed or renamed there): /tmp
+// holds hundreds of entries, and listing it on every spawn cost a
+// sandboxed call more than a tenth of its time. A listing made less than
+// a second after that mtime is not trusted for later plans, so an entry
+// made within the same timestamp tick cannot be missed.
+func tmpBuses() []string {
+	fi, err := os.Stat("/tmp")
+	if err != nil {
+		return listTmpBuses()
+	}
+	tmpBusCache.Lock()
+	defer tmpBusCache.Unlock()
+	mt := fi.ModTime()
+	if tmpBusCache.valid && mt.Equal(tmpBusCache.mtime) {
+		return tmpBusCache.socks
+	}
+	tmpBusCache.socks = listTmpBuses()
+	tmpBusCache.mtime = mt
+	tmpBusCache.valid = time.Since(mt) > time.Second
+	return tmpBusCache.socks
+}
+
+var tmpBusCache struct {
+	sync.Mutex
+	valid bool
+	mtime time.Time
+	socks []string
+}
+
+func listTmpBuses() []string {
+	var out []string
+	m, _ := filepath.Glob("/tmp/dbus-*")
+	for _, p := range m {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -185,7 +185,10 @@ static void hush_sb_drop_caps(void) {
 		if (hush_sb_keep_cap(cap)) {
 			continue;
 		}
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+			if (errno == EINVAL) {
+				break; // past the kernel's last capability: none above
+			}
 			hush_sb_die("drop capabilities", NULL);
 		}
 	}
