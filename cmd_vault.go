@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/hushcli/hush/config"
@@ -87,8 +86,8 @@ func (a *app) vaultCommand() *cli.Command {
 					if err != nil || len(args) != 1 {
 						return &exitError{exitUsage, errors.New("usage: hush vault import [--delete-source|--rename-source] [--overwrite] PATH")}
 					}
-					opts := importOptions{deleteSource: late["delete-source"], renameSource: late["rename-source"], overwrite: late["overwrite"]}
-					if opts.deleteSource && opts.renameSource {
+					opts := session.ImportOptions{DeleteSource: late["delete-source"], RenameSource: late["rename-source"], Overwrite: late["overwrite"]}
+					if opts.DeleteSource && opts.RenameSource {
 						return &exitError{exitUsage, errors.New("--delete-source and --rename-source exclude each other")}
 					}
 					return a.vaultImport(args[0], opts)
@@ -222,40 +221,17 @@ func (a *app) vaultRm(name string) error {
 	return vc.Remove(name)
 }
 
-type importOptions struct {
-	deleteSource, renameSource, overwrite bool
-}
-
-func (a *app) vaultImport(path string, opts importOptions) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
+// vaultImport copies a legacy file into the vault (session.ImportLegacyFile);
+// at a terminal, without --delete-source or --rename-source, it asks what
+// to do with the file.
+func (a *app) vaultImport(path string, opts session.ImportOptions) error {
+	if a.stdinTerminal() != nil {
+		opts.Choose = func(abs, renamed string, safe bool) string {
+			a.resolveBackground()
+			return wizard.ChooseDisposal(a.stdin, a.stdout, a.ambient["ACCESSIBLE"] != "", abs, renamed, safe)
+		}
 	}
-	if fi, err := os.Stat(abs); err != nil {
-		return fmt.Errorf("import: %w", err)
-	} else if !fi.Mode().IsRegular() {
-		return fmt.Errorf("import: %s is not a file", abs)
-	}
-	entries, err := config.LoadLegacyFile(abs)
-	if err != nil {
-		return err
-	}
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	rep := vc.ImportFile(abs, entries, opts.overwrite)
-	action := vault.KeepSource
-	switch {
-	case opts.deleteSource:
-		action = vault.DeleteSource
-	case opts.renameSource:
-		action = vault.RenameSource
-	case a.stdinTerminal() != nil:
-		a.resolveBackground()
-		action = wizard.ChooseDisposal(a.stdin, a.stdout, a.ambient["ACCESSIBLE"] != "", abs, vault.ImportedName(abs), rep.Safe())
-	}
-	return vc.DisposeSource(abs, rep, action)
+	return session.ImportLegacyFile(path, a.vaultCommands, opts)
 }
 
 func (a *app) vaultBackendShow() error {
@@ -284,24 +260,6 @@ func (a *app) vaultBackendSwitch(name string, yes bool) error {
 	})
 	a.cfg.Vault.Backend = vc.Backend
 	return err
-}
-
-// moveToBackend moves every secret into backend name (vault.Proxy's
-// SwitchBackend), with the config change — [vault] backend = name, plus
-// any other settings — as the commit point.
-func (a *app) moveToBackend(reg *vault.Registry, name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error) {
-	if _, err := a.openVault(); err != nil {
-		return vault.MoveReport{}, err
-	}
-	settings = append(slices.Clone(settings), config.Setting{Table: "vault", Key: "backend", Value: name})
-	rep, err := a.proxy.SwitchBackend(reg, name, a.dirs.Data, extra, func() error {
-		_, err := config.UpdateConfig(filepath.Join(a.dirs.Config, config.FileName), settings...)
-		return err
-	})
-	if err == nil {
-		a.cfg.Vault.Backend = name
-	}
-	return rep, err
 }
 
 func (a *app) vaultReveal(name string) error {
