@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/ui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -91,57 +89,26 @@ func (a *app) runAction(c *cli.Context) error {
 	return a.runOnce(readModelFlags(c), prompt, resumeRequest{Continue: c.Bool("continue")})
 }
 
+// runOnce runs prompt as one turn (session.Run) and ends with the exit code
+// of how the turn ended.
 func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
-	var sink executor.Events
-	var stream *events.Writer
-	if f.json {
-		stream = events.New(a.stdout)
-		sink = stream
-	} else {
-		term := ui.NewRunView(a.stdout)
-		// A one-shot run is read afterwards (often in CI logs): show more.
-		term.PreviewLines = 60
-		sink = term
-	}
-	var resumed *transcript.Session
-	if rr.Any() {
-		s, err := a.findSession(rr, false)
-		if err != nil {
-			return runFailed(stream, events.KindConfig, err)
-		}
-		resumed = s
-	}
-	agent, closeFn, err := a.newAgent(sessionOptions{model: f, events: sink, resume: resumed})
-	if err != nil {
-		return runFailed(stream, events.KindConfig, err)
-	}
-	defer closeFn()
-	var conv transcript.Conversation
-	if resumed != nil {
-		conv = resumed.Conversation
-		if stream == nil {
-			fmt.Fprintln(a.stderr, "hush: "+session.ResumeNote(resumed))
-		}
-	}
-	if stream != nil {
-		info := session.Info(agent, a.modelName(f), a.transcriptPath(agent.Session))
-		if resumed != nil {
-			info.Resumed, info.Turns = true, resumed.Completed
-		}
-		stream.SessionStarted(info)
-	}
-	ctx, stopSig, stop := session.NotifyStop(context.Background())
-	defer stop()
-	kind, err := session.OneTurn(ctx, agent, &conv, prompt, stream, a.stdout, a.stderr)
-	switch kind {
+	res := session.Run{Stdout: a.stdout, Stderr: a.stderr, JSON: f.json, Resume: rr,
+		Find: func(r resumeRequest) (*transcript.Session, error) { return a.findSession(r, false) },
+		Start: func(sink executor.Events, resumed *transcript.Session) (*executor.Agent, func(), error) {
+			return a.newAgent(sessionOptions{model: f, events: sink, resume: resumed})
+		},
+		ModelName:      func() string { return a.modelName(f) },
+		TranscriptPath: a.transcriptPath,
+	}.Once(prompt)
+	switch res.Kind {
 	case "":
 		return nil
 	case events.KindInterrupted:
-		return runFailed(stream, kind, signalExit(stopSig.Get()))
+		return runFailed(res.Stream, res.Kind, signalExit(res.Signal))
 	case events.KindDenied:
-		return runFailed(stream, kind, &exitError{exitDenied, err})
+		return runFailed(res.Stream, res.Kind, &exitError{exitDenied, res.Err})
 	}
-	return runFailed(stream, kind, err)
+	return runFailed(res.Stream, res.Kind, res.Err)
 }
 
 // runFailed reports err as the stream's last event (if there is a stream)
@@ -158,11 +125,4 @@ func runFailed(stream *events.Writer, kind string, err error) error {
 		stream.Error(kind, err.Error())
 	}
 	return ee
-}
-
-// chatSessionCommand runs /resume [ID] and /compact [N] in chat (session.Command).
-func (a *app) chatSessionCommand(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, interactive bool) {
-	session.Command(ctx, out, agent, conv, cmd, arg, func(id string) (*transcript.Session, error) {
-		return a.findSession(resumeRequest{Resume: true, ID: id}, interactive)
-	})
 }
