@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -95,29 +94,12 @@ func (a *app) probeCommand() *cli.Command {
 			&cli.StringFlag{Name: "key"},
 		},
 		Action: func(c *cli.Context) error {
-			o := selftest.ProbeOptions{Env: a.ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")}
-			if c.Bool("mcp-spy") {
-				return selftest.ServeSpyMCP(context.Background(), a.ambient["AUDIT_MARK"])
-			}
-			if c.Bool("mcp") {
-				return selftest.ServeProbeMCP(context.Background(), o)
-			}
-			at := selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
-				Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config"),
-				Connect: map[string]string{}}
-			for _, kv := range c.StringSlice("connect") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					at.Connect[k] = v
-				}
-			}
-			if len(at.Connect) > 0 || at.MemPID > 0 || at.MemControl || at.Reveal != "" {
-				for _, line := range selftest.RunAttack(context.Background(), at) {
-					fmt.Fprintln(a.stdout, line)
-				}
-				return nil
-			}
-			fmt.Fprintln(a.stdout, selftest.RunProbe(o).Line())
-			return nil
+			return selftest.ProbeCommand{
+				Probe: selftest.ProbeOptions{Env: a.ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")},
+				Attack: selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
+					Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config")},
+				MCP: c.Bool("mcp"), MCPSpy: c.Bool("mcp-spy"), Connect: c.StringSlice("connect"),
+			}.Run(context.Background(), a.stdout)
 		},
 	}
 }
