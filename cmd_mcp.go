@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools/mcp"
@@ -159,20 +157,13 @@ func (a *app) mcpImport(src string, replace bool) error {
 	if err := a.init(); err != nil {
 		return err
 	}
-	var data []byte
-	var err error
-	name := src
-	if src == "-" {
-		name = "stdin"
-		if a.stdinTerminal() != nil {
-			fmt.Fprintln(a.stderr, "Paste the mcpServers JSON, then press Ctrl-D on an empty line.")
-		}
-		data, err = io.ReadAll(io.LimitReader(a.stdin, 1<<20))
-	} else {
-		data, err = userfile.Read(context.Background(), src, userfile.ConfigLimit)
+	var hint io.Writer
+	if a.stdinTerminal() != nil {
+		hint = a.stderr
 	}
+	data, name, err := mcp.ReadImportSource(context.Background(), src, a.stdin, hint)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", src, err)
+		return err
 	}
 	lv, err := a.openVault()
 	if err != nil {
