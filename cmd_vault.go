@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
@@ -263,19 +262,9 @@ func (a *app) vaultBackendSwitch(name string, yes bool) error {
 }
 
 func (a *app) vaultReveal(name string) error {
-	var audit *auditlog.Log
+	dataDir := ""
 	if a.init() == nil {
-		audit = auditlog.Open(filepath.Join(a.dirs.Data, auditlog.FileName))
-		audit.Notice = a.warn
+		dataDir = a.dirs.Data
 	}
-	tty, err := controllingTerminal()
-	if err != nil {
-		return &exitError{exitFailure, session.Reveal(context.Background(), nil, audit, nil, name)}
-	}
-	defer tty.Close()
-	lv, err := a.openVault()
-	if err != nil {
-		return err
-	}
-	return session.Reveal(context.Background(), tty, audit, lv, name)
+	return session.RevealOnTerminal(context.Background(), dataDir, a.warn, a.openVault, name)
 }

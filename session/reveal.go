@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
@@ -58,4 +59,26 @@ func (g revealGate) Decide(_ context.Context, _ executor.Request) (executor.Verd
 		return executor.Verdict{Decision: executor.Allow, Source: "prompt"}, nil
 	}
 	return executor.Verdict{Decision: executor.Deny, Source: "prompt", Message: "not shown"}, nil
+}
+
+// RevealOnTerminal is `hush vault reveal NAME`: it opens the audit log in
+// dataDir ("" when the config could not be loaded: nothing is recorded),
+// then the controlling terminal, then the vault (open), and reveals name
+// there (Reveal). Without a controlling terminal the vault is not opened.
+func RevealOnTerminal(ctx context.Context, dataDir string, notice func(string), open func() (*vault.Layered, error), name string) error {
+	var audit *auditlog.Log
+	if dataDir != "" {
+		audit = auditlog.Open(filepath.Join(dataDir, auditlog.FileName))
+		audit.Notice = notice
+	}
+	tty, err := wizard.ControllingTerminal()
+	if err != nil {
+		return Reveal(ctx, nil, audit, nil, name)
+	}
+	defer tty.Close()
+	lv, err := open()
+	if err != nil {
+		return err
+	}
+	return Reveal(ctx, tty, audit, lv, name)
 }

@@ -3,6 +3,8 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
 )
 
 // fakeTTY is a terminal: what the person types, and what hush writes.
@@ -64,5 +67,28 @@ func TestRevealAsksAndAudits(t *testing.T) {
 	want := []string{"vault.read:API_TOKEN allow prompt", "vault.read:API_TOKEN deny prompt", "vault.read:API_TOKEN deny no terminal"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("audit log = %q, want %q", got, want)
+	}
+}
+
+func TestRevealOnTerminalWithoutOneRecordsTheDenial(t *testing.T) {
+	t.Parallel()
+	if tty, err := wizard.ControllingTerminal(); err == nil {
+		tty.Close()
+		t.Skip("this test runs with a controlling terminal")
+	}
+	dataDir := t.TempDir()
+	open := func() (*vault.Layered, error) {
+		t.Error("the vault was opened without a terminal to reveal on")
+		return nil, errors.New("unused")
+	}
+	if err := session.RevealOnTerminal(context.Background(), dataDir, func(s string) { t.Log(s) }, open, "API_TOKEN"); !errors.Is(err, session.ErrRevealNeedsTerminal) {
+		t.Errorf("err %v, want session.ErrRevealNeedsTerminal", err)
+	}
+	log, err := os.ReadFile(filepath.Join(dataDir, auditlog.FileName))
+	if err != nil || !strings.Contains(string(log), "vault.read:API_TOKEN") || !strings.Contains(string(log), session.RevealSubject) {
+		t.Errorf("the audit log does not record the refused reveal (%v):\n%s", err, log)
+	}
+	if err := session.RevealOnTerminal(context.Background(), "", nil, open, "API_TOKEN"); !errors.Is(err, session.ErrRevealNeedsTerminal) {
+		t.Errorf("without a data dir: err %v", err)
 	}
 }
