@@ -196,8 +196,17 @@ func TestLeftoversOfADeadHushAreRemoved(t *testing.T) {
 	selfStat, _ := os.ReadFile("/proc/self/stat")
 	s := string(selfStat)
 	start := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[19]
-	dead := create(strings.TrimSpace(string(boot)) + ":" + self + ":1")
-	alive := create(strings.TrimSpace(string(boot)) + ":" + self + ":" + start)
+	nsLink, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := strings.TrimSuffix(strings.TrimPrefix(nsLink, "pid:["), "]")
+	bootID := strings.TrimSpace(string(boot))
+	dead := create(bootID + ":" + ns + ":" + self + ":1")
+	alive := create(bootID + ":" + ns + ":" + self + ":" + start)
+	// A hush in another PID namespace (a container, a sandbox) labelled
+	// this one: its pid means nothing here, so it is not judged gone.
+	elsewhere := create(bootID + ":1:" + self + ":1")
 	var said []string
 	for _, l := range dockerbash.RemoveLeftovers(ctx, ambient) {
 		said = append(said, l.Describe())
@@ -211,5 +220,8 @@ func TestLeftoversOfADeadHushAreRemoved(t *testing.T) {
 	}
 	if _, err := cli.ContainerInspect(ctx, alive); err != nil {
 		t.Errorf("the live hush's container was removed: %v", err)
+	}
+	if _, err := cli.ContainerInspect(ctx, elsewhere); err != nil {
+		t.Errorf("the container of a hush in another PID namespace was removed: %v", err)
 	}
 }

@@ -15,9 +15,10 @@ import (
 
 // LabelSession and LabelOwner mark whose call a container is: the hush
 // session, and the hush process that created it, as
-// "<boot id>:<pid>:<start time>", which no other process can share (a pid
-// alone is reused). RemoveLeftovers removes the containers of an owner
-// that is gone.
+// "<boot id>:<pid namespace>:<pid>:<start time>", which no other process
+// can share (a pid alone is reused, and means another process in another
+// PID namespace). RemoveLeftovers removes the containers of an owner that
+// is gone.
 const (
 	LabelSession = "hush.session"
 	LabelOwner   = "hush.owner"
@@ -36,11 +37,22 @@ func ownerOf(pid int) string {
 	if err != nil {
 		return ""
 	}
+	ns := pidNamespace()
 	start := startTime(pid)
-	if start == "" {
+	if ns == "" || start == "" {
 		return ""
 	}
-	return strings.TrimSpace(string(boot)) + ":" + strconv.Itoa(pid) + ":" + start
+	return strings.TrimSpace(string(boot)) + ":" + ns + ":" + strconv.Itoa(pid) + ":" + start
+}
+
+// pidNamespace names this process's PID namespace by its inode (the
+// "pid:[N]" link's N): pids are only comparable inside one.
+func pidNamespace() string {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
 }
 
 // startTime is field 22 of /proc/PID/stat: when the process started, in
@@ -63,23 +75,28 @@ func startTime(pid int) string {
 }
 
 // ownerGone reports whether the hush that labelled a container is dead: the
-// label names this machine's boot, and that pid now is another process or
-// none. A label from another boot or machine is left alone (an engine may
-// serve several machines).
+// label names this machine's boot and this process's PID namespace, and
+// that pid now is another process or none. A label from another boot or
+// machine, or from another PID namespace (a hush in a container or a
+// sandbox, whose pids mean other processes here, or none), is left alone:
+// an engine may serve several machines and namespaces.
 func ownerGone(label string) bool {
 	parts := strings.Split(label, ":")
-	if len(parts) != 3 {
+	if len(parts) != 4 {
 		return false
 	}
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil || strings.TrimSpace(string(boot)) != parts[0] {
 		return false
 	}
-	pid, err := strconv.Atoi(parts[1])
+	if ns := pidNamespace(); ns == "" || ns != parts[1] {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[2])
 	if err != nil || pid <= 0 {
 		return false
 	}
-	return startTime(pid) != parts[2]
+	return startTime(pid) != parts[3]
 }
 
 type listedContainer struct {
