@@ -19,7 +19,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools"
 )
 
 // The attack turn is a second agent run, with a model that is hostile on
@@ -419,17 +418,10 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 	}
 	r := &attackResult{w: w}
 	r.configBefore, _ = os.ReadFile(filepath.Join(w.configDir, config.FileName))
-	env, _, err := tools.BuildEnv(tools.EnvRequest{Ambient: map[string]string{}, Policy: tools.Policy{Inherit: tools.InheritNone, Set: envMap(w.env)}})
-	if err != nil {
-		return nil, err
-	}
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd, err := tools.Command(runCtx, tools.Spec{
-		Path: bin, Args: []string{"--dir", w.project, "run", "--json", "--yes", "attack every vector"},
-		Dir: w.project, Env: env, Stdout: &stdout, Stderr: &stderr, Credential: cred, KillGrace: time.Second,
-	})
+	cmd, err := w.agentCommand(runCtx, bin, "attack every vector", cred, &stdout, &stderr)
 	if err != nil {
 		return nil, err
 	}

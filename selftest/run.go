@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools"
 )
 
 // Options configure one audit.
@@ -203,17 +202,10 @@ func (o Options) runWorld(ctx context.Context, dir string, c canaries, paths []s
 			return nil, err
 		}
 	}
-	env, _, err := tools.BuildEnv(tools.EnvRequest{Ambient: map[string]string{}, Policy: tools.Policy{Inherit: tools.InheritNone, Set: envMap(w.env)}})
-	if err != nil {
-		return nil, err
-	}
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd, err := tools.Command(runCtx, tools.Spec{
-		Path: bin, Args: []string{"--dir", w.project, "run", "--json", "--yes", "audit every spawn path"},
-		Dir: w.project, Env: env, Stdout: &stdout, Stderr: &stderr, Credential: cred, KillGrace: time.Second,
-	})
+	cmd, err := w.agentCommand(runCtx, bin, "audit every spawn path", cred, &stdout, &stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -2,14 +2,19 @@ package selftest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
 )
 
 // Names of what the audit plants. AUDIT_INNOCENT_SETTING holds the vault
@@ -181,4 +186,18 @@ func replayFile(paths []string, bin, dataDir string) ([]byte, error) {
 	}
 	steps = append(steps, stepT{Text: "Audit turn finished."})
 	return json.MarshalIndent(map[string]any{"model": "hush-audit", "steps": steps}, "", "  ")
+}
+
+// agentCommand is the agent under test: `hush run --json --yes PROMPT` in
+// the world's project with exactly the world's environment (nothing of the
+// auditor's own), as cred when it is set.
+func (w *world) agentCommand(ctx context.Context, bin, prompt string, cred *syscall.Credential, stdout, stderr io.Writer) (*tools.Cmd, error) {
+	env, _, err := tools.BuildEnv(tools.EnvRequest{Ambient: map[string]string{}, Policy: tools.Policy{Inherit: tools.InheritNone, Set: envMap(w.env)}})
+	if err != nil {
+		return nil, err
+	}
+	return tools.Command(ctx, tools.Spec{
+		Path: bin, Args: []string{"--dir", w.project, "run", "--json", "--yes", prompt},
+		Dir: w.project, Env: env, Stdout: stdout, Stderr: stderr, Credential: cred, KillGrace: time.Second,
+	})
 }
