@@ -362,6 +362,7 @@ type attackResult struct {
 	text         string // every tool result, for the MCP target's probe report
 	stdout       string
 	runErr       string
+	mcpWarnings  []string // what the agent said on stderr of MCP servers it could not start
 	lingerDuring []int
 	lingerAfter  []int
 	lingerCheck  bool
@@ -459,6 +460,11 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 	watch.Wait()
 	if runErr != nil {
 		r.runErr = strings.TrimSpace(firstLine(stderr.String()) + " " + runErr.Error())
+	}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(strings.ToLower(line), "mcp server") {
+			r.mcpWarnings = append(r.mcpWarnings, strings.TrimSpace(line))
+		}
 	}
 	time.Sleep(100 * time.Millisecond) // a kill the sandbox sent as hush exited is delivered
 	r.lingerAfter = pidsHolding(c[aLinger])
@@ -596,6 +602,10 @@ func (r *attackResult) missing(key string) Cell {
 			why += " (" + e + ")"
 			break
 		}
+	}
+	if len(r.mcpWarnings) > 0 {
+		// An attack from an MCP server that did not start says why.
+		why += " (" + strings.Join(r.mcpWarnings, "; ") + ")"
 	}
 	return notChecked(why + ": " + key)
 }
