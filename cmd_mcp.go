@@ -20,7 +20,7 @@ import (
 func (a *app) mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "list MCP servers and their tools, and import servers from an mcpServers JSON block",
+		Usage: "list MCP servers and their tools, sign in to remote ones (OAuth), and import servers from an mcpServers JSON block",
 		Description: "MCP servers come from [mcp.NAME] in config.toml and from mcp.json beside it (the\n" +
 			"mcpServers format of Claude Desktop, Cursor and VS Code). Each server starts with HOME,\n" +
 			"LOGNAME, PATH, SHELL, TERM and USER plus exactly the env its config names; a ${NAME}\n" +
@@ -54,6 +54,22 @@ func (a *app) mcpCommand() *cli.Command {
 				},
 			},
 			{
+				Name:      "login",
+				Usage:     "sign in to a remote MCP server with OAuth and keep its tokens in the vault",
+				ArgsUsage: "SERVER",
+				Description: "For a server with oauth = true (mcp.json: \"oauth\": {...}). Shows the authorization URL,\n" +
+					"waits for your browser to come back to a one-off listener on 127.0.0.1, and stores the\n" +
+					"tokens in the vault as HUSH_MCP_OAUTH_<SERVER>. Sessions read them through the gate\n" +
+					"(vault.read:HUSH_MCP_OAUTH_<SERVER>, subject mcp:<server>) and store refreshed ones.\n" +
+					"Signs in afresh even when a sign-in is stored. Sign out with hush vault rm NAME.",
+				Action: func(c *cli.Context) error {
+					if c.Args().Len() != 1 {
+						return &exitError{exitUsage, errors.New("mcp login needs one server name: hush mcp login SERVER (see hush mcp list)")}
+					}
+					return a.mcpLogin(c.Args().First())
+				},
+			},
+			{
 				Name:      "import",
 				Usage:     "add servers from an mcpServers JSON block (a file, or - to paste on stdin) to mcp.json",
 				ArgsUsage: "FILE|-",
@@ -78,20 +94,55 @@ func (a *app) mcpCommand() *cli.Command {
 // mcpStandalone starts the named servers (all when none) outside a chat
 // session, with config.toml's rules and, on a terminal, a person to ask.
 func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager, error) {
-	if err := a.init(); err != nil {
-		return nil, err
-	}
-	lv, err := a.openVault()
+	s, err := a.mcpOutsideSession()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := a.projectDir()
-	if err != nil {
-		return nil, err
+	return s.Start(ctx, names...)
+}
+
+// mcpLogin is hush mcp login SERVER.
+func (a *app) mcpLogin(name string) error {
+	if a.stdinTerminal() == nil {
+		return errors.New("hush mcp login needs a terminal: the sign-in happens in your browser, and hush waits for it there")
 	}
 	servers, err := a.mcpServers()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if err := mcp.CheckKnown(servers, name); err != nil {
+		return err
+	}
+	s, err := a.mcpOutsideSession()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := s.Login(ctx, name, a.stdinTerminal(), a.stderr); errors.Is(err, session.ErrInterrupted) {
+		return &exitError{exitInterrupted, errors.New("sign-in cancelled")}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// mcpOutsideSession is what starts MCP servers outside a chat session.
+func (a *app) mcpOutsideSession() (session.Standalone, error) {
+	if err := a.init(); err != nil {
+		return session.Standalone{}, err
+	}
+	lv, err := a.openVault()
+	if err != nil {
+		return session.Standalone{}, err
+	}
+	dir, err := a.projectDir()
+	if err != nil {
+		return session.Standalone{}, err
+	}
+	servers, err := a.mcpServers()
+	if err != nil {
+		return session.Standalone{}, err
 	}
 	// config.toml's rules, and the terminal when there is one.
 	var prompter executor.Prompter
@@ -99,7 +150,7 @@ func (a *app) mcpStandalone(ctx context.Context, names ...string) (*mcp.Manager,
 		prompter = &wizard.Prompter{In: a.stdin, Out: a.stdout, Accessible: a.ambient["ACCESSIBLE"] != ""}
 	}
 	return session.Standalone{Config: a.cfg, Servers: servers, Dir: dir, DataDir: a.dirs.Data, Ambient: a.ambient, Vault: lv, Scrub: a.scrub,
-		Prompter: prompter, Notice: a.warn, Version: version}.Start(ctx, names...)
+		Prompter: prompter, Notice: a.warn, Version: version}, nil
 }
 
 // mcpServers is every configured MCP server, from config.toml and mcp.json.
