@@ -3,18 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,54 +40,41 @@ func (e *exitError) Unwrap() error { return e.err }
 func run(args []string) (code int) {
 	tools.RestoreTerm()
 	ambient, guardErr := tools.Guard()
-	a := &app{ambient: ambient, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	a := &app{&session.Env{Ambient: ambient, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}}
 	if guardErr != nil {
-		fmt.Fprintf(a.stderr, "hush: warning: %v\n", guardErr)
+		a.Warn(guardErr.Error())
 	}
 	// A panic's message and stack can carry values hush holds; print one
 	// redacted sentence instead of the runtime's dump.
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(a.stderr, "hush: internal error: %s (please report it)\n", a.redact(fmt.Sprint(r)))
+			fmt.Fprintf(a.Stderr, "hush: internal error: %s (please report it)\n", a.Redact(fmt.Sprint(r)))
 			code = exitInternal
 		}
 	}()
 	return a.main(args)
 }
 
-// warn prints one warning sentence.
-func (a *app) warn(s string) { fmt.Fprintf(a.stderr, "hush: warning: %s\n", s) }
+// app is built once per process and handed to every command: the
+// session.Env every command works in, whose files are read lazily, so
+// `hush --version` reads nothing.
+type app struct{ *session.Env }
 
-// redact scrubs every secret hush knows of from s (session.Redact).
-func (a *app) redact(s string) string { return session.Redact(a.scrub, a.ambient, s) }
-
-// app is built once per process and handed to every command. Its fields
-// that touch the disk are lazy, so `hush --version` reads nothing.
-type app struct {
-	ambient map[string]string // the environment hush was started with (in memory only)
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
-
-	// workDir, when set, replaces the current directory as the project root.
-	workDir string
-	// instructions names the AGENTS.md files the session's prompt carries.
-	instructions string
-
-	once    sync.Once
-	dirs    config.Dirs
-	cfg     config.Config
-	initErr error
-
-	masksOnce sync.Once
-	masks     *tools.MaskSet // the sandbox's mask list (sandbox_wiring.go)
-	masksErr  error
-
-	vaultOnce sync.Once
-	vault     *vault.Layered
-	proxy     *vault.Proxy
-	scrub     *executor.SecretCache // the vault's secret snapshots, shared by everything that scrubs
-	vaultErr  error
+// asExit is err with the exit code hush ends with: its own, a usage
+// error's, a stop signal's, or 1.
+func asExit(err error) *exitError {
+	var ee *exitError
+	var usage *session.UsageError
+	var stopped *session.StoppedError
+	switch {
+	case errors.As(err, &ee):
+		return ee
+	case errors.As(err, &usage):
+		return &exitError{exitUsage, err}
+	case errors.As(err, &stopped):
+		return &exitError{signalExit(stopped.Signal).code, err}
+	}
+	return &exitError{exitFailure, err}
 }
 
 func (a *app) main(args []string) int {
@@ -101,15 +83,11 @@ func (a *app) main(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	code := exitFailure
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
+	code := asExit(err).code
 	if msg := err.Error(); msg != "" {
 		// An error can carry text from outside: a model server's error
 		// body, a file name. Neither may drive the terminal.
-		fmt.Fprintf(a.stderr, "hush: %s\n", outbuf.Sanitize(a.redact(msg)))
+		fmt.Fprintf(a.Stderr, "hush: %s\n", outbuf.Sanitize(a.Redact(msg)))
 	}
 	return code
 }
@@ -172,9 +150,9 @@ func (a *app) newCLIApp() *cli.App {
 			"Files: config.toml and mcp.json in the config dir ($HUSH_CONFIG_DIR, else\n" +
 			"$XDG_CONFIG_HOME/hush); vault.env and audit.jsonl in the data dir ($HUSH_DATA_DIR,\n" +
 			"else $XDG_DATA_HOME/hush).",
-		Reader:    a.stdin,
-		Writer:    a.stdout,
-		ErrWriter: a.stderr,
+		Reader:    a.Stdin,
+		Writer:    a.Stdout,
+		ErrWriter: a.Stderr,
 		// The root command is chat: its flags work without the word chat
 		// (hush --model x), as other agents' do.
 		Flags: append([]cli.Flag{
@@ -188,7 +166,7 @@ func (a *app) newCLIApp() *cli.App {
 				if err != nil {
 					return err
 				}
-				a.workDir = abs
+				a.WorkDir = abs
 			}
 			return nil
 		},
@@ -207,52 +185,4 @@ func (a *app) newCLIApp() *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}
-}
-
-// projectDir is the project root tools run in.
-func (a *app) projectDir() (string, error) {
-	if a.workDir != "" {
-		return a.workDir, nil
-	}
-	return os.Getwd()
-}
-
-// init loads the directories and config.toml once (session.LoadConfig).
-func (a *app) init() error {
-	a.once.Do(func() {
-		dir, err := a.projectDir()
-		if err != nil {
-			a.initErr = err
-			return
-		}
-		a.dirs, a.cfg, a.initErr = session.LoadConfig(a.ambient, dir, a.stderr)
-	})
-	return a.initErr
-}
-
-// openVault builds the layered vault: the configured backend behind a
-// forwarding proxy, the legacy project .env, and the real environment.
-func (a *app) openVault() (*vault.Layered, error) {
-	a.vaultOnce.Do(func() {
-		if err := a.init(); err != nil {
-			a.vaultErr = err
-			return
-		}
-		dir, err := a.projectDir()
-		if err != nil {
-			a.vaultErr = err
-			return
-		}
-		v, err := session.OpenVault(a.cfg, a.vaultRegistry(), a.dirs.Data, a.ambient, dir)
-		if err != nil {
-			a.vaultErr = err
-			return
-		}
-		for _, line := range v.Warnings {
-			fmt.Fprintln(a.stderr, "hush: warning: "+line)
-		}
-		a.vault, a.proxy = v.Layered, v.Proxy
-		a.scrub = executor.NewSecretCache(a.vault.All, a.vault.Version)
-	})
-	return a.vault, a.vaultErr
 }

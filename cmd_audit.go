@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
-	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,25 +15,6 @@ func (a *app) auditLogCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the entries as JSON lines"},
 			&cli.IntFlag{Name: "last", Usage: "only the last `N` entries"},
 		},
-		Action: func(c *cli.Context) error { return a.auditLog(c.Bool("json"), c.Int("last")) },
+		Action: func(c *cli.Context) error { return a.AuditLog(c.Bool("json"), c.Int("last")) },
 	}
-}
-
-func (a *app) auditLog(asJSON bool, last int) error {
-	if err := a.init(); err != nil {
-		return err
-	}
-	path := filepath.Join(a.dirs.Data, auditlog.FileName)
-	entries, damage, err := auditlog.Read(path)
-	if err != nil {
-		return err
-	}
-	if msg := damage.Describe(path); msg != "" {
-		fmt.Fprintf(a.stderr, "hush: warning: %s\n", msg)
-	}
-	entries = auditlog.Last(entries, last)
-	if asJSON {
-		return auditlog.WriteJSON(a.stdout, entries)
-	}
-	return auditlog.WriteTable(a.stdout, entries, path)
 }

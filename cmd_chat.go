@@ -6,9 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/session"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
@@ -68,9 +66,9 @@ func (a *app) chatActionAt(c *cli.Context, root bool) error {
 // chatTerminal is the terminal the chat UI draws on: stdin and stdout both
 // terminals, TERM not dumb, --plain not given.
 func (a *app) chatTerminal(f modelFlags) *os.File {
-	in := a.stdinTerminal()
-	out, ok := a.stdout.(*os.File)
-	if f.plain || in == nil || !ok || !term.IsTerminal(int(out.Fd())) || a.ambient["TERM"] == "dumb" {
+	in := a.Terminal()
+	out, ok := a.Stdout.(*os.File)
+	if f.plain || in == nil || !ok || !term.IsTerminal(int(out.Fd())) || a.Ambient["TERM"] == "dumb" {
 		return nil
 	}
 	return in
@@ -83,7 +81,7 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	}
 	var resumed *transcript.Session
 	if rr.Any() {
-		s, err := a.findSession(rr, a.stdinTerminal() != nil)
+		s, err := a.FindSession(rr, a.Terminal() != nil)
 		if err != nil {
 			return err
 		}
@@ -95,33 +93,9 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	return a.plainChat(f, resumed)
 }
 
-// chatSession is the chat of session.Chat on the app's config and vault.
-func (a *app) chatSession(f modelFlags, resumed *transcript.Session) (session.Chat, error) {
-	if err := a.init(); err != nil {
-		return session.Chat{}, err
-	}
-	dir, err := a.projectDir()
-	if err != nil {
-		return session.Chat{}, err
-	}
-	return session.Chat{
-		Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Ambient: a.ambient,
-		Config: a.cfg, Dirs: a.dirs, Dir: dir, Model: sessionModel(f), Resumed: resumed, Redact: a.redact,
-		Start: func(prompter executor.Prompter, events executor.Events) (*executor.Agent, func(), error) {
-			return a.newAgent(sessionOptions{model: f, prompter: prompter, events: events, resume: resumed})
-		},
-		Instructions: func() string { return a.instructions },
-		Find: func(id string, interactive bool) (*transcript.Session, error) {
-			return a.findSession(resumeRequest{Resume: true, ID: id}, interactive)
-		},
-		Vault:             a.openVault,
-		ResolveBackground: a.resolveBackground,
-	}, nil
-}
-
 // terminalChat runs the chat UI (session.Chat.Terminal) on tty.
 func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
-	c, err := a.chatSession(f, resumed)
+	c, err := a.Chat(sessionModel(f), resumed)
 	if err != nil {
 		return err
 	}
@@ -134,8 +108,8 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 
 // plainChat is the line-by-line chat (session.Chat.Plain).
 func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
-	interactive := a.stdinTerminal() != nil
-	c, err := a.chatSession(f, resumed)
+	interactive := a.Terminal() != nil
+	c, err := a.Chat(sessionModel(f), resumed)
 	if err != nil {
 		return err
 	}

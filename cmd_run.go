@@ -6,9 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
-	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
 	"github.com/urfave/cli/v2"
 )
@@ -32,6 +30,16 @@ func hasFlag(flags []cli.Flag, name string) bool {
 		}
 	}
 	return false
+}
+
+// modelFlags are the flags that pick the model, shared by chat and run.
+type modelFlags struct {
+	provider, baseURL, model, replay string
+	yes, json, plain                 bool
+}
+
+func sessionModel(f modelFlags) session.Model {
+	return session.Model{Provider: f.provider, BaseURL: f.baseURL, Name: f.model, Replay: f.replay, Yes: f.yes}
 }
 
 func readModelFlags(c *cli.Context) modelFlags {
@@ -59,7 +67,7 @@ func (a *app) runCommand() *cli.Command {
 			err := a.runAction(c)
 			var ee *exitError
 			if c.Bool("json") && errors.As(err, &ee) && ee.code == 2 {
-				events.New(a.stdout).Error(events.KindUsage, err.Error())
+				events.New(a.Stdout).Error(events.KindUsage, err.Error())
 			}
 			return err
 		},
@@ -77,7 +85,7 @@ func (a *app) runAction(c *cli.Context) error {
 	}
 	prompt := strings.Join(c.Args().Slice(), " ")
 	if prompt == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
+		b, err := io.ReadAll(io.LimitReader(a.Stdin, 1<<20))
 		if err != nil {
 			return err
 		}
@@ -92,14 +100,7 @@ func (a *app) runAction(c *cli.Context) error {
 // runOnce runs prompt as one turn (session.Run) and ends with the exit code
 // of how the turn ended.
 func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
-	res := session.Run{Stdout: a.stdout, Stderr: a.stderr, JSON: f.json, Resume: rr,
-		Find: func(r resumeRequest) (*transcript.Session, error) { return a.findSession(r, false) },
-		Start: func(sink executor.Events, resumed *transcript.Session) (*executor.Agent, func(), error) {
-			return a.newAgent(sessionOptions{model: f, events: sink, resume: resumed})
-		},
-		ModelName:      func() string { return a.modelName(f) },
-		TranscriptPath: a.transcriptPath,
-	}.Once(prompt)
+	res := a.Run(sessionModel(f), f.json, rr).Once(prompt)
 	switch res.Kind {
 	case "":
 		return nil
@@ -114,10 +115,7 @@ func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
 // runFailed reports err as the stream's last event (if there is a stream)
 // and returns it with the exit code its kind has (docs/events.schema.json).
 func runFailed(stream *events.Writer, kind string, err error) error {
-	var ee *exitError
-	if !errors.As(err, &ee) {
-		ee = &exitError{exitFailure, err}
-	}
+	ee := asExit(err)
 	if ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitHangup {
 		kind = events.KindInterrupted
 	}

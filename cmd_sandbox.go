@@ -1,12 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,26 +21,7 @@ func (a *app) sandboxCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "tool", Value: "bash", Usage: "tool name: bash, background, or mcp:<server>"},
 			},
-			Action: func(c *cli.Context) error { return a.runSandboxShow(c.String("tool")) },
+			Action: func(c *cli.Context) error { return a.SandboxShow(c.String("tool")) },
 		}},
 	}
-}
-
-// runSandboxShow prints tool's sandbox: protections on this machine, then
-// every mask with its reason.
-func (a *app) runSandboxShow(tool string) error {
-	if tool == dockerbash.Name {
-		return fmt.Errorf("%s runs in a container, not the host sandbox: the project is mounted read-only at /app with its .env files hidden (see `hush env --tool %s`)", tool, tool)
-	}
-	if err := a.init(); err != nil {
-		return err
-	}
-	if _, _, err := session.EnvPolicy(a.cfg, a.dirs.Config, tool); err != nil {
-		return err
-	}
-	sb, err := a.hostSandbox(strings.SplitN(tool, ":", 2)[0])
-	if err != nil {
-		return err
-	}
-	return tools.RenderSandbox(a.stdout, tool, sb, tools.SandboxStatus())
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/selftest"
@@ -49,27 +46,9 @@ func (a *app) auditCommand() *cli.Command {
 			default:
 				return &exitError{exitUsage, fmt.Errorf("--sandbox %s: say on or off", c.String("sandbox"))}
 			}
-			return a.selfTest(c.Bool("json"), !c.Bool("no-docker"), noSandbox, c.Duration("timeout"))
+			return a.SelfTest(c.Bool("json"), !c.Bool("no-docker"), noSandbox, c.Duration("timeout"))
 		},
 	}
-}
-
-func (a *app) selfTest(asJSON, docker, noSandbox bool, timeout time.Duration) error {
-	if err := a.init(); err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the hush binary to audit: %w", err)
-	}
-	dir, err := a.projectDir()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return selftest.Command{Options: selftest.Options{Hush: exe, Ambient: a.ambient, User: a.cfg, Docker: docker, NoSandbox: noSandbox, Timeout: timeout},
-		ProjectDir: dir, ConfigDir: a.dirs.Config, DataDir: a.dirs.Data, JSON: asJSON, Progress: a.stderr}.Run(ctx, a.stdout)
 }
 
 // probeCommand is run by the audit's tools, never by a person.
@@ -95,11 +74,11 @@ func (a *app) probeCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			return selftest.ProbeCommand{
-				Probe: selftest.ProbeOptions{Env: a.ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")},
-				Attack: selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.ambient["AUDIT_MARK"],
+				Probe: selftest.ProbeOptions{Env: a.Ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")},
+				Attack: selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.Ambient["AUDIT_MARK"],
 					Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config")},
 				MCP: c.Bool("mcp"), MCPSpy: c.Bool("mcp-spy"), Connect: c.StringSlice("connect"),
-			}.Run(context.Background(), a.stdout)
+			}.Run(context.Background(), a.Stdout)
 		},
 	}
 }

@@ -35,34 +35,34 @@ func (a *app) setupCommand() *cli.Command {
 
 // firstRun runs setup when `hush chat` starts at a terminal with no model
 // configured (no --provider, no [model] provider in config.toml). What setup
-// chose reaches the session through a.cfg, in memory.
+// chose reaches the session through a.Config(), in memory.
 func (a *app) firstRun(f modelFlags) error {
 	if f.provider != "" {
 		return nil
 	}
-	if err := a.init(); err != nil {
+	if err := a.Load(); err != nil {
 		return err
 	}
-	if a.cfg.Model.Provider != "" || a.stdinTerminal() == nil {
+	if a.Config().Model.Provider != "" || a.Terminal() == nil {
 		return nil // without a terminal, newProvider's error says to run `hush setup`
 	}
-	fmt.Fprintln(a.stdout, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
+	fmt.Fprintln(a.Stdout, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
 	return a.runSetup(context.Background(), false)
 }
 
 // runSetup asks the setup questions on a.stdin/a.stdout and applies the
-// answers (wizard.SetupRun), to config.toml, the vault and, in memory, a.cfg.
+// answers (wizard.SetupRun), to config.toml, the vault and, in memory, a.Config().
 func (a *app) runSetup(ctx context.Context, accessible bool) error {
-	if err := a.init(); err != nil {
+	if err := a.Load(); err != nil {
 		return fmt.Errorf("%w (fix config.toml, then run hush setup again)", err)
 	}
-	lv, err := a.openVault()
+	lv, err := a.Vault()
 	if err != nil {
 		return err
 	}
-	err = wizard.SetupRun{In: a.stdin, Out: a.stdout, Err: a.stderr, TTY: a.stdinTerminal(), Accessible: accessible || a.ambient["ACCESSIBLE"] != "",
-		Config: &a.cfg, Backend: a.currentBackend(), ConfigPath: filepath.Join(a.dirs.Config, config.FileName), DataDir: a.dirs.Data,
-		Registry: a.vaultRegistry(), Proxy: a.proxy, Vault: lv, HTTP: a.httpClient(), BeforeForm: a.resolveBackground}.Run(ctx)
+	err = wizard.SetupRun{In: a.Stdin, Out: a.Stdout, Err: a.Stderr, TTY: a.Terminal(), Accessible: accessible || a.Ambient["ACCESSIBLE"] != "",
+		Config: a.Config(), Backend: a.Backend(), ConfigPath: filepath.Join(a.Dirs().Config, config.FileName), DataDir: a.Dirs().Data,
+		Registry: a.Registry(), Proxy: a.Proxy(), Vault: lv, HTTP: a.HTTPClient(), BeforeForm: a.ResolveBackground}.Run(ctx)
 	switch {
 	case errors.Is(err, wizard.ErrAborted):
 		return &exitError{exitInterrupted, err}

@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
 )
 
 const setupKey = "sk-live-setupCANARY0042"
@@ -101,10 +103,10 @@ func TestSetupKeepsTheKeyInTheVaultOnly(t *testing.T) {
 				t.Errorf("config.toml: %+v, backend %q", cfg.Model, cfg.Vault.Backend)
 			}
 			// The carry-across: this session already runs with the answers.
-			if ta.cfg.Model != want || ta.currentBackend() != backend {
-				t.Errorf("in memory: %+v, backend %q", ta.cfg.Model, ta.currentBackend())
+			if ta.Config().Model != want || ta.Backend() != backend {
+				t.Errorf("in memory: %+v, backend %q", ta.Config().Model, ta.Backend())
 			}
-			if v, err := ta.proxy.Get("OPENAI_API_KEY"); err != nil || v != setupKey {
+			if v, err := ta.Proxy().Get("OPENAI_API_KEY"); err != nil || v != setupKey {
 				t.Errorf("the vault (%s) holds %q, %v", backend, v, err)
 			}
 			hits := filesHolding(t, ta.root, setupKey)
@@ -137,7 +139,7 @@ func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	_, _ = f.WriteString("\n# my own\n[turn]\nmax_steps = 7\n")
 	f.Close()
 
-	second := &app{ambient: first.ambient, stdin: strings.NewReader("\n\n\nother-model\n\n"), stdout: first.out, stderr: first.errOut, workDir: first.workDir}
+	second := &app{&session.Env{Ambient: first.Ambient, Stdin: strings.NewReader("\n\n\nother-model\n\n"), Stdout: first.out, Stderr: first.errOut, WorkDir: first.WorkDir}}
 	if err := second.runSetup(context.Background(), false); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}
@@ -166,7 +168,7 @@ max_steps = 7
 	}
 	// The second run sends the stored key to the server only when a person
 	// runs it at a terminal; this test process may or may not have one.
-	if tty, err := controllingTerminal(); err == nil {
+	if tty, err := wizard.ControllingTerminal(); err == nil {
 		tty.Close()
 		if a := srv.Auth(); len(a) != 2 || a[1] != "Bearer "+setupKey {
 			t.Errorf("key checks sent %q", a)
@@ -206,7 +208,7 @@ func TestSetupUnreachableURL(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ta.configDir, config.FileName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("config.toml was written: %v", err)
 	}
-	if ta.cfg.Model.Provider != "" {
-		t.Errorf("the session's config changed: %+v", ta.cfg.Model)
+	if ta.Config().Model.Provider != "" {
+		t.Errorf("the session's config changed: %+v", ta.Config().Model)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 
-	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,38 +19,7 @@ func (a *app) trustCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return &exitError{exitUsage, errors.New("usage: hush trust [--revoke] (uses the project directory: --dir or the current one)")}
 			}
-			return a.trustProject(c.Bool("revoke"))
+			return a.Trust(c.Bool("revoke"))
 		},
 	}
 }
-
-func (a *app) trustProject(revoke bool) error {
-	if err := a.init(); err != nil {
-		return err
-	}
-	dir, err := a.projectDir()
-	if err != nil {
-		return err
-	}
-	t := config.Trust{Store: config.NewTrustStore(a.dirs.Config), Dir: dir, Out: a.stdout, IsLiteralCredential: isLiteralCredential,
-		Confirm: func(question string) (bool, error) {
-			tty, err := controllingTerminal()
-			if err != nil {
-				return false, &exitError{exitFailure, config.ErrTrustNeedsTerminal}
-			}
-			defer tty.Close()
-			return askTTY(tty, question), nil
-		}}
-	if revoke {
-		return t.Revoke()
-	}
-	return t.Grant()
-}
-
-// isLiteralCredential: a credential-named variable or a credential-looking value.
-func isLiteralCredential(name, value string) bool {
-	return tools.IsCredentialName(name) || tools.IsCredentialValue(value)
-}
-
-// describeProject lists what a project config would add (config.DescribeProject).
-func describeProject(c config.Config) []string { return config.DescribeProject(c, isLiteralCredential) }

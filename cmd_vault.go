@@ -1,34 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/vault"
-	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 )
-
-// vaultRegistry is every vault backend hush can open (session.VaultRegistry).
-func (a *app) vaultRegistry() *vault.Registry { return session.VaultRegistry(a.ambient) }
-
-// currentBackend is the configured backend's name.
-func (a *app) currentBackend() string { return session.Backend(a.cfg) }
-
-// vaultCommands is vault.Commands on the app's vault, opened.
-func (a *app) vaultCommands() (vault.Commands, error) {
-	lv, err := a.openVault()
-	if err != nil {
-		return vault.Commands{}, err
-	}
-	return vault.Commands{Layered: lv, Proxy: a.proxy, Backend: a.currentBackend(), Out: a.stdout, Err: a.stderr}, nil
-}
 
 func (a *app) vaultCommand() *cli.Command {
 	return &cli.Command{
@@ -47,13 +26,13 @@ func (a *app) vaultCommand() *cli.Command {
 					if c.NArg() != 1 {
 						return &exitError{exitUsage, errors.New("usage: hush vault set NAME (the value is read from stdin or a hidden prompt, never from the command line, where ps and shell history would show it)")}
 					}
-					return a.vaultSet(c.Args().First())
+					return a.VaultSet(c.Args().First())
 				},
 			},
 			{
 				Name:   "list",
 				Usage:  "list secret names, where each comes from, and the backend (never values)",
-				Action: func(c *cli.Context) error { return a.vaultList() },
+				Action: func(c *cli.Context) error { return a.VaultList() },
 			},
 			{
 				Name:      "rm",
@@ -63,7 +42,7 @@ func (a *app) vaultCommand() *cli.Command {
 					if c.NArg() != 1 {
 						return &exitError{exitUsage, errors.New("usage: hush vault rm NAME")}
 					}
-					return a.vaultRm(c.Args().First())
+					return a.VaultRm(c.Args().First())
 				},
 			},
 			{
@@ -89,7 +68,7 @@ func (a *app) vaultCommand() *cli.Command {
 					if opts.DeleteSource && opts.RenameSource {
 						return &exitError{exitUsage, errors.New("--delete-source and --rename-source exclude each other")}
 					}
-					return a.vaultImport(args[0], opts)
+					return a.VaultImport(args[0], opts)
 				},
 			},
 			{
@@ -108,9 +87,9 @@ func (a *app) vaultCommand() *cli.Command {
 						return &exitError{exitUsage, errors.New("usage: hush vault backend [--yes] [NAME]")}
 					}
 					if len(args) == 0 {
-						return a.vaultBackendShow()
+						return a.VaultBackendShow()
 					}
-					return a.vaultBackendSwitch(args[0], late["yes"])
+					return a.VaultBackendSwitch(args[0], late["yes"])
 				},
 			},
 			{
@@ -124,7 +103,7 @@ func (a *app) vaultCommand() *cli.Command {
 					if c.NArg() != 1 {
 						return &exitError{exitUsage, errors.New("usage: hush vault reveal NAME")}
 					}
-					return a.vaultReveal(c.Args().First())
+					return a.VaultReveal(c.Args().First())
 				},
 			},
 		},
@@ -160,111 +139,4 @@ func trailingFlags(c *cli.Context, names ...string) ([]string, map[string]bool, 
 		set[name] = true
 	}
 	return args, set, nil
-}
-
-// stdinTerminal returns stdin as a terminal, or nil when it is not one.
-func (a *app) stdinTerminal() *os.File { return wizard.Terminal(a.stdin) }
-
-// resolveBackground asks the terminal for its background colour, with a
-// short timeout, before hush draws a form in it (wizard.ResolveBackground).
-func (a *app) resolveBackground() {
-	in := a.stdinTerminal()
-	out, ok := a.stdout.(*os.File)
-	if in != nil && ok {
-		wizard.ResolveBackground(in, out, a.ambient["TERM"], wizard.BackgroundTimeout)
-	}
-}
-
-// controllingTerminal and askTTY: the person at the terminal (wizard).
-func controllingTerminal() (*os.File, error) { return wizard.ControllingTerminal() }
-
-func askTTY(tty *os.File, question string) bool { return wizard.AskTTY(tty, question) }
-
-// readSecretValue reads a value for `vault set` (vault.ReadValue).
-func (a *app) readSecretValue(name string) (string, error) {
-	return vault.ReadValue(a.stdin, a.stderr, name)
-}
-
-func (a *app) vaultSet(name string) error {
-	if err := vault.CheckName(name); err != nil {
-		return &exitError{exitUsage, err}
-	}
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	value, err := a.readSecretValue(name)
-	if err != nil {
-		return err
-	}
-	return vc.Set(name, value)
-}
-
-func (a *app) vaultList() error {
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	dotEnv := ""
-	if dir, err := a.projectDir(); err == nil {
-		dotEnv = filepath.Join(dir, ".env")
-	}
-	return vc.List(dotEnv)
-}
-
-func (a *app) vaultRm(name string) error {
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	return vc.Remove(name)
-}
-
-// vaultImport copies a legacy file into the vault (session.ImportLegacyFile);
-// at a terminal, without --delete-source or --rename-source, it asks what
-// to do with the file.
-func (a *app) vaultImport(path string, opts session.ImportOptions) error {
-	if a.stdinTerminal() != nil {
-		opts.Choose = func(abs, renamed string, safe bool) string {
-			a.resolveBackground()
-			return wizard.ChooseDisposal(a.stdin, a.stdout, a.ambient["ACCESSIBLE"] != "", abs, renamed, safe)
-		}
-	}
-	return session.ImportLegacyFile(path, a.vaultCommands, opts)
-}
-
-func (a *app) vaultBackendShow() error {
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	return vc.ShowBackend(a.vaultRegistry())
-}
-
-func (a *app) vaultBackendSwitch(name string, yes bool) error {
-	vc, err := a.vaultCommands()
-	if err != nil {
-		return err
-	}
-	err = vc.Switch(a.vaultRegistry(), name, a.dirs.Data, func(n int) (bool, error) {
-		tty, err := controllingTerminal()
-		if err != nil {
-			return false, &exitError{exitFailure, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", n, err, name)}
-		}
-		defer tty.Close()
-		return yes || askTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", n, vc.Backend, name)), nil
-	}, func() error {
-		_, err := config.UpdateConfig(filepath.Join(a.dirs.Config, config.FileName), config.Setting{Table: "vault", Key: "backend", Value: name})
-		return err
-	})
-	a.cfg.Vault.Backend = vc.Backend
-	return err
-}
-
-func (a *app) vaultReveal(name string) error {
-	dataDir := ""
-	if a.init() == nil {
-		dataDir = a.dirs.Data
-	}
-	return session.RevealOnTerminal(context.Background(), dataDir, a.warn, a.openVault, name)
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/wizard"
 )
 
 // ImportOptions say how `hush vault import` treats existing values and
@@ -63,4 +65,115 @@ func (v *Vault) MoveTo(reg *vault.Registry, name string, dirs config.Dirs, extra
 		_, err := config.UpdateConfig(filepath.Join(dirs.Config, config.FileName), settings...)
 		return err
 	})
+}
+
+// VaultCommands is vault.Commands on the opened vault.
+func (e *Env) VaultCommands() (vault.Commands, error) {
+	lv, err := e.Vault()
+	if err != nil {
+		return vault.Commands{}, err
+	}
+	return vault.Commands{Layered: lv, Proxy: e.proxy, Backend: e.Backend(), Out: e.Stdout, Err: e.Stderr}, nil
+}
+
+// VaultSet is `hush vault set NAME`: the value comes from stdin when piped,
+// else from a hidden prompt (vault.ReadValue), never from the command line.
+func (e *Env) VaultSet(name string) error {
+	if err := vault.CheckName(name); err != nil {
+		return &UsageError{err}
+	}
+	vc, err := e.VaultCommands()
+	if err != nil {
+		return err
+	}
+	value, err := vault.ReadValue(e.Stdin, e.Stderr, name)
+	if err != nil {
+		return err
+	}
+	return vc.Set(name, value)
+}
+
+// VaultList is `hush vault list`: names, where each comes from, never values.
+func (e *Env) VaultList() error {
+	vc, err := e.VaultCommands()
+	if err != nil {
+		return err
+	}
+	dotEnv := ""
+	if dir, err := e.ProjectDir(); err == nil {
+		dotEnv = filepath.Join(dir, ".env")
+	}
+	return vc.List(dotEnv)
+}
+
+// VaultRm is `hush vault rm NAME`.
+func (e *Env) VaultRm(name string) error {
+	vc, err := e.VaultCommands()
+	if err != nil {
+		return err
+	}
+	return vc.Remove(name)
+}
+
+// VaultImport is `hush vault import PATH` (ImportLegacyFile); at a
+// terminal, without --delete-source or --rename-source, it asks what to do
+// with the file.
+func (e *Env) VaultImport(path string, opts ImportOptions) error {
+	if e.Terminal() != nil {
+		opts.Choose = func(abs, renamed string, safe bool) string {
+			e.ResolveBackground()
+			return wizard.ChooseDisposal(e.Stdin, e.Stdout, e.accessible(), abs, renamed, safe)
+		}
+	}
+	return ImportLegacyFile(path, e.VaultCommands, opts)
+}
+
+// VaultBackendShow is `hush vault backend`: the backend in use and where it
+// keeps secrets.
+func (e *Env) VaultBackendShow() error {
+	vc, err := e.VaultCommands()
+	if err != nil {
+		return err
+	}
+	return vc.ShowBackend(e.Registry())
+}
+
+// VaultBackendSwitch is `hush vault backend NAME`: it moves every secret to
+// backend name after the person at the controlling terminal confirms (yes
+// skips the question, not the terminal), with [vault] backend in
+// config.toml as the commit point.
+func (e *Env) VaultBackendSwitch(name string, yes bool) error {
+	return e.vaultBackendSwitch(name, func(n int, from string) (bool, error) {
+		tty, err := wizard.ControllingTerminal()
+		if err != nil {
+			return false, fmt.Errorf("moving %d secret(s) to another backend needs you at a terminal (%v); run `hush vault backend %s` in your terminal", n, err, name)
+		}
+		defer tty.Close()
+		return yes || wizard.AskTTY(tty, fmt.Sprintf("Move %d secret(s) from %s to %s? [y/N] ", n, from, name)), nil
+	})
+}
+
+// vaultBackendSwitch is VaultBackendSwitch with confirm in place of the
+// terminal: it is asked with the number of secrets and the current backend.
+func (e *Env) vaultBackendSwitch(name string, confirm func(n int, from string) (bool, error)) error {
+	vc, err := e.VaultCommands()
+	if err != nil {
+		return err
+	}
+	err = vc.Switch(e.Registry(), name, e.dirs.Data, func(n int) (bool, error) { return confirm(n, vc.Backend) }, func() error {
+		_, err := config.UpdateConfig(filepath.Join(e.dirs.Config, config.FileName), config.Setting{Table: "vault", Key: "backend", Value: name})
+		return err
+	})
+	e.cfg.Vault.Backend = vc.Backend
+	return err
+}
+
+// VaultReveal is `hush vault reveal NAME` (RevealOnTerminal); the reveal is
+// recorded in the audit log when the config could be loaded.
+func (e *Env) VaultReveal(name string) error {
+	dataDir := ""
+	if e.Load() == nil {
+		dataDir = e.dirs.Data
+	}
+	return RevealOnTerminal(context.Background(), dataDir, e.Warn, e.Vault, name)
 }

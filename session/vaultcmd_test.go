@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/wizard"
 	gokeyring "github.com/zalando/go-keyring"
 )
 
@@ -248,5 +251,219 @@ func TestImportLegacyFileRefusesWhatIsNotAFile(t *testing.T) {
 	}
 	if opened {
 		t.Error("the vault was opened for a file that cannot be imported")
+	}
+}
+
+// TestVaultSet: the value comes from stdin without its last line ending;
+// an ambient variable of the same name is warned about; a bad name is a
+// usage error and an empty value stores nothing.
+func TestVaultSet(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"v": "v", "v\n": "v", "v\r\n": "v", "v\n\n": "v\n", " v \n": " v "} {
+		w := newVaultWorld(t)
+		if err := w.env(in).VaultSet("X"); err != nil {
+			t.Fatalf("VaultSet with stdin %q: %v", in, err)
+		}
+		if got, err := w.storedValue("X"); err != nil || got != want {
+			t.Errorf("stdin %q stored %q, %v; want %q", in, got, err, want)
+		}
+	}
+
+	w := newVaultWorld(t)
+	e := w.env(vaultCanary + "\n")
+	e.Ambient["MY_SERVICE_TOKEN"] = "from-the-environment"
+	if err := e.VaultSet("MY_SERVICE_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.storedValue("MY_SERVICE_TOKEN"); got != vaultCanary {
+		t.Errorf("stored %q", got)
+	}
+	wantOut := "stored MY_SERVICE_TOKEN in the vault (envfile (" + filepath.Join(w.dataDir, vault.EnvFileName) + "))\n"
+	wantErr := "hush: warning: MY_SERVICE_TOKEN is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n"
+	if w.out.String() != wantOut || w.errOut.String() != wantErr {
+		t.Errorf("stdout %q\nstderr %q", w.out.String(), w.errOut.String())
+	}
+
+	w = newVaultWorld(t)
+	err := w.env("v").VaultSet("1BAD")
+	var usage *UsageError
+	if !errors.As(err, &usage) || err.Error() != `secret name "1BAD" cannot be stored: use letters, digits and _, not starting with a digit` {
+		t.Errorf("VaultSet(1BAD) = %v, want a usage error", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(w.dataDir, vault.EnvFileName)); statErr == nil {
+		t.Error("a bad name created the vault file")
+	}
+	err = w.env("\n").VaultSet("EMPTY")
+	if err == nil || errors.As(err, &usage) || err.Error() != "no value given; nothing was stored (to remove a secret: hush vault rm EMPTY)" {
+		t.Errorf("VaultSet(EMPTY) = %v", err)
+	}
+}
+
+// TestVaultListAndRm: list shows names and where each comes from, never a
+// value; rm removes the name from the backend.
+func TestVaultListAndRm(t *testing.T) {
+	t.Parallel()
+	w := newVaultWorld(t)
+	if err := w.env(vaultCanary).VaultSet("API_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.project, ".env"), []byte("DOTENV_ONLY=x1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.out.Reset()
+	if err := w.env("").VaultList(); err != nil {
+		t.Fatal(err)
+	}
+	list := w.out.String()
+	if !strings.Contains(list, "API_TOKEN") || !strings.Contains(list, "DOTENV_ONLY") || strings.Contains(list, vaultCanary) {
+		t.Errorf("vault list:\n%s", list)
+	}
+	w.out.Reset()
+	if err := w.env("").VaultRm("API_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(w.out.String(), "removed API_TOKEN from the vault") {
+		t.Errorf("rm said %q", w.out.String())
+	}
+	if v, err := w.storedValue("API_TOKEN"); err == nil || v != "" {
+		t.Errorf("API_TOKEN is still stored: %q, %v", v, err)
+	}
+	if err := w.env("").VaultRm("API_TOKEN"); err == nil {
+		t.Error("removing a name the vault does not hold succeeded")
+	}
+}
+
+// TestVaultImport: `hush vault import` stores a legacy file's entries;
+// without a terminal it keeps the file unless told otherwise.
+func TestVaultImport(t *testing.T) {
+	t.Parallel()
+	w := newVaultWorld(t)
+	src := filepath.Join(w.project, ".env.local")
+	if err := os.WriteFile(src, []byte("IMPORTED_KEY="+vaultCanary+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.env("").VaultImport(src, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.storedValue("IMPORTED_KEY"); got != vaultCanary {
+		t.Errorf("imported %q", got)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Errorf("without a terminal or a flag the source is gone: %v", err)
+	}
+	if err := w.env("").VaultImport(src, ImportOptions{DeleteSource: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(src); err == nil {
+		t.Error("--delete-source kept the file")
+	}
+}
+
+// TestVaultBackendShowAndSwitch: show names the backend in use; a switch
+// asks confirm with the count and the current backend, changes nothing
+// when refused, and moves every secret and config.toml (and the Env's
+// config in memory) when accepted.
+func TestVaultBackendShowAndSwitch(t *testing.T) {
+	t.Parallel()
+	w := newVaultWorld(t)
+	if err := w.env("").VaultBackendShow(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(w.out.String(), "backend: envfile (") || !strings.Contains(w.out.String(), "keyring") {
+		t.Errorf("backend show:\n%s", w.out)
+	}
+	if err := w.env(vaultCanary).VaultSet("SWITCH_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	e := w.env("")
+	if err := e.vaultBackendSwitch("nosuch", nil); err == nil || !strings.Contains(err.Error(), `unknown vault backend "nosuch"`) {
+		t.Errorf("switch to an unknown backend = %v", err)
+	}
+	w.out.Reset()
+	if err := e.vaultBackendSwitch("envfile", nil); err != nil || w.out.String() != "already using the envfile backend\n" {
+		t.Errorf("switch to the same backend = %v, %q", err, w.out)
+	}
+	var asked []string
+	refuse := func(n int, from string) (bool, error) {
+		asked = append(asked, fmt.Sprint(n, " ", from))
+		return false, nil
+	}
+	if err := e.vaultBackendSwitch("keyring", refuse); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []string{"1 envfile"}) || e.Backend() != "envfile" {
+		t.Errorf("asked %q; backend now %s", asked, e.Backend())
+	}
+	if got, _ := w.storedValue("SWITCH_TOKEN"); got != vaultCanary {
+		t.Errorf("a refused switch moved the secret: %q", got)
+	}
+	noTTY := errors.New("no terminal here")
+	if err := e.vaultBackendSwitch("keyring", func(int, string) (bool, error) { return false, noTTY }); !errors.Is(err, noTTY) {
+		t.Errorf("the confirm error is lost: %v", err)
+	}
+
+	requireKeyring(t, w)
+	if err := e.vaultBackendSwitch("keyring", func(int, string) (bool, error) { return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if e.Backend() != "keyring" || e.Config().Vault.Backend != "keyring" {
+		t.Errorf("in memory the backend is %q", e.Backend())
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.configDir, config.FileName)); !strings.Contains(string(got), `backend = "keyring"`) {
+		t.Errorf("config.toml =\n%s", got)
+	}
+	if got, _ := w.storedValue("SWITCH_TOKEN"); got != "" {
+		t.Errorf("the secret stayed in vault.env: %q", got)
+	}
+	if v, err := w.env("").VaultCommands(); err != nil || v.Backend != "keyring" {
+		t.Errorf("a new Env opens backend %q, %v", v.Backend, err)
+	} else if got, err := v.Layered.Get("SWITCH_TOKEN"); err != nil || got != vaultCanary {
+		t.Errorf("the keyring holds %q, %v", got, err)
+	}
+}
+
+// TestVaultBackendSwitchNeedsATerminal: without a controlling terminal,
+// moving secrets is refused and nothing moves.
+func TestVaultBackendSwitchNeedsATerminal(t *testing.T) {
+	t.Parallel()
+	if tty, err := wizard.ControllingTerminal(); err == nil {
+		tty.Close()
+		t.Skip("this test process has a controlling terminal")
+	}
+	w := newVaultWorld(t)
+	if err := w.env(vaultCanary).VaultSet("SWITCH_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	err := w.env("").VaultBackendSwitch("keyring", true)
+	if err == nil || !strings.HasPrefix(err.Error(), "moving 1 secret(s) to another backend needs you at a terminal") {
+		t.Errorf("switch without a terminal = %v", err)
+	}
+	if got, _ := w.storedValue("SWITCH_TOKEN"); got != vaultCanary {
+		t.Errorf("the secret moved: %q", got)
+	}
+}
+
+// TestVaultRevealWithoutATerminal: the refusal is recorded in the data
+// dir's audit log; with a config.toml that cannot be read it is still
+// refused.
+func TestVaultRevealWithoutATerminal(t *testing.T) {
+	t.Parallel()
+	if tty, err := wizard.ControllingTerminal(); err == nil {
+		tty.Close()
+		t.Skip("this test process has a controlling terminal")
+	}
+	w := newVaultWorld(t)
+	if err := w.env("").VaultReveal("API_TOKEN"); !errors.Is(err, ErrRevealNeedsTerminal) {
+		t.Errorf("reveal = %v", err)
+	}
+	log, err := os.ReadFile(filepath.Join(w.dataDir, auditlog.FileName))
+	if err != nil || !strings.Contains(string(log), "vault.read:API_TOKEN") {
+		t.Errorf("the refusal is not in the audit log (%v):\n%s", err, log)
+	}
+	if err := os.Mkdir(filepath.Join(w.configDir, config.FileName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.env("").VaultReveal("API_TOKEN"); !errors.Is(err, ErrRevealNeedsTerminal) {
+		t.Errorf("reveal with a broken config = %v", err)
 	}
 }

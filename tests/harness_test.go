@@ -24,18 +24,21 @@ import (
 
 var hushBin string
 
+// setupFailed is the exit code of a test binary that could not build hush.
+const setupFailed = 1
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hush-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		os.Exit(setupFailed)
 	}
 	hushBin = filepath.Join(dir, "hush")
 	build := exec.Command("go", "build", "-o", hushBin, "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build hush:", err)
-		os.Exit(1)
+		os.Exit(setupFailed)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

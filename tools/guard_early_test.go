@@ -226,14 +226,14 @@ func TestEarlyGuardHelper(t *testing.T) {
 	env, err := Guard()
 	if err != nil {
 		fmt.Println("guard error:", err)
-		os.Exit(1)
+		os.Exit(helperFailed)
 	}
 	for k, v := range env {
 		fmt.Println("env " + k + "=" + v)
 	}
 	fmt.Println("ready")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
-	os.Exit(0)
+	os.Exit(helperDone)
 }
 
 // cgoEnabled reports whether go build links the C constructor in.

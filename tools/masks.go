@@ -576,13 +576,18 @@ func strayBuses() []string {
 	return out
 }
 
-// tmpBuses are the /tmp/dbus-* sockets. /tmp is listed again only when
-// its mtime changed (an entry was made, removed or renamed there): /tmp
-// holds hundreds of entries, and listing it on every spawn cost a
-// sandboxed call more than a tenth of its time. A listing made less than
-// a second after that mtime is not trusted for later plans, so an entry
-// made within the same timestamp tick cannot be missed.
+// tmpBuses are the /tmp/dbus-* sockets. On Linux an inotify watch keeps
+// them up to date (sandbox_tmpbus_linux.go). Elsewhere, or without an
+// inotify instance, /tmp is listed again only when its mtime changed (an
+// entry was made, removed or renamed there): /tmp holds hundreds of
+// entries, and listing it on every spawn cost a sandboxed call more than a
+// tenth of its time. A listing made less than a second after that mtime is
+// not trusted for later plans, so an entry made within the same timestamp
+// tick cannot be missed.
 func tmpBuses() []string {
+	if socks, ok := watchedTmpBuses(); ok {
+		return socks
+	}
 	fi, err := os.Stat("/tmp")
 	if err != nil {
 		return listTmpBuses()

@@ -28,3 +28,6 @@ type directStart struct{}
 
 func (*directStart) start(*exec.Cmd) error { return errors.New("sandbox: not supported") }
 func (*directStart) wait(*exec.Cmd) error  { return errors.New("sandbox: not supported") }
+
+// watchedTmpBuses: no inotify here; tmpBuses checks /tmp's mtime.
+func watchedTmpBuses() ([]string, bool) { return nil, false }

@@ -260,6 +260,12 @@ func checkGuard(t *testing.T, extra ...string) {
 	}
 }
 
+// The exit codes of the helper processes the tests of this package start.
+const (
+	helperDone   = 0
+	helperFailed = 1
+)
+
 // TestGuardHelper is the process TestGuardHidesTheEnvironment inspects.
 func TestGuardHelper(t *testing.T) {
 	if _, ok := syscall.Getenv("HUSH_GUARD_HELPER"); !ok {
@@ -270,7 +276,7 @@ func TestGuardHelper(t *testing.T) {
 	env, err := Guard()
 	if err != nil {
 		fmt.Println("guard error:", err)
-		os.Exit(1)
+		os.Exit(helperFailed)
 	}
 	var keys []string
 	for k, v := range env {
@@ -278,7 +284,7 @@ func TestGuardHelper(t *testing.T) {
 	}
 	fmt.Println(strings.Join(keys, " "))
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // wait until the test has looked
-	os.Exit(0)
+	os.Exit(helperDone)
 }
 
 func TestKillGroupBadPid(t *testing.T) {

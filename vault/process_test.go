@@ -24,6 +24,12 @@ const (
 	helperCount  = "HUSH_VAULT_HELPER_COUNT"
 )
 
+// The helper's exit codes.
+const (
+	helperDone   = 0
+	helperFailed = 3
+)
+
 // TestHelperProcess is not a test: it is the child the tests below start.
 //
 //	set-many: wait for stdin to close, then set COUNT names PREFIX_0.. to
@@ -38,7 +44,7 @@ func TestHelperProcess(t *testing.T) {
 	e := vault.NewEnvFile(os.Getenv(helperPath))
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
+		os.Exit(helperFailed)
 	}
 	switch mode {
 	case "set-many":
@@ -56,7 +62,7 @@ func TestHelperProcess(t *testing.T) {
 				fail(err)
 			}
 		}
-		os.Exit(0)
+		os.Exit(helperDone)
 	case "churn":
 		out := bufio.NewWriter(os.Stdout)
 		for round := 0; ; round++ {

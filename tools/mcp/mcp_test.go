@@ -28,18 +28,22 @@ import (
 // built once for the package's tests.
 var faultServer string
 
+// setupFailed is the exit code of a test binary that could not build the
+// fault server.
+const setupFailed = 1
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hush-mcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		os.Exit(setupFailed)
 	}
 	faultServer = filepath.Join(dir, "faultserver")
 	build := exec.Command("go", "build", "-o", faultServer, "./testdata/faultserver")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build the fault server:", err)
-		os.Exit(1)
+		os.Exit(setupFailed)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

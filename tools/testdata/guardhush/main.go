@@ -18,11 +18,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// exitGuardFailed is the exit code when tools.Guard fails.
+const exitGuardFailed = 1
+
 func main() {
 	env, err := tools.Guard()
 	if err != nil {
 		fmt.Println("guard error:", err)
-		os.Exit(1)
+		os.Exit(exitGuardFailed)
 	}
 	var lines []string
 	for k, v := range env {

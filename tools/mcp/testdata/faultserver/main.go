@@ -23,6 +23,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// The exit code of each way faultserver ends; hush's MCP tests expect these
+// numbers in the messages hush prints about the server.
+const (
+	exitDone            = 0 // the bye tool ended the session
+	exitServeFailed     = 1 // the SDK's Run returned an error
+	exitStartFailed     = 2 // -start exit
+	exitCrashed         = 3 // the crash tool
+	exitHandshakeFailed = 4 // -start exit-in-handshake
+)
+
 func main() {
 	start := flag.String("start", "normal", "normal | exit | exit-in-handshake | garbage | hang")
 	flag.Parse()
@@ -30,11 +40,11 @@ func main() {
 	switch *start {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "faultserver: fatal: no configuration found")
-		os.Exit(2)
+		os.Exit(exitStartFailed)
 	case "exit-in-handshake":
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 		fmt.Fprintln(os.Stderr, "faultserver: giving up during the handshake")
-		os.Exit(4)
+		os.Exit(exitHandshakeFailed)
 	case "garbage":
 		fmt.Println("Welcome to faultserver! This banner is not JSON-RPC.")
 	case "hang":
@@ -72,7 +82,7 @@ func main() {
 		})
 	add("crash", "Exit in the middle of the call.", noArgs, func(map[string]any) *mcp.CallToolResult {
 		fmt.Fprintln(os.Stderr, "faultserver: panic: simulated crash")
-		os.Exit(3)
+		os.Exit(exitCrashed)
 		return nil
 	})
 	add("freeze", "Stop the whole process (SIGSTOP): no call or ping is answered again.", noArgs, func(map[string]any) *mcp.CallToolResult {
@@ -106,7 +116,7 @@ func main() {
 		go func() {
 			time.Sleep(5 * time.Millisecond) // the answer is on its way
 			fmt.Fprintln(os.Stderr, "faultserver: done, exiting")
-			os.Exit(0)
+			os.Exit(exitDone)
 		}()
 		return text("bye")
 	})
@@ -115,6 +125,6 @@ func main() {
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "faultserver:", err)
-		os.Exit(1)
+		os.Exit(exitServeFailed)
 	}
 }

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
-	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault/keyring"
 	gokeyring "github.com/zalando/go-keyring"
 )
@@ -44,17 +46,15 @@ func newTestApp(t *testing.T, stdin string) *testApp {
 	if err := os.MkdirAll(project, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ta.app = &app{ambient: amb, stdin: strings.NewReader(stdin), stdout: ta.out, stderr: ta.errOut, workDir: project}
+	ta.app = &app{&session.Env{Ambient: amb, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: project}}
 	t.Cleanup(func() { _ = gokeyring.DeleteAll(ta.service) })
 	return ta
 }
 
-func (ta *testApp) project() string { return ta.workDir }
-
 // requireKeyring skips unless the real Secret Service answers a round trip.
 func requireKeyring(t *testing.T, ta *testApp) *keyring.Backend {
 	t.Helper()
-	kb, err := keyring.Open(keyring.Options{Service: ta.service, Env: ta.ambient, DataDir: ta.dir})
+	kb, err := keyring.Open(keyring.Options{Service: ta.service, Env: ta.Ambient, DataDir: ta.dir})
 	if err != nil {
 		t.Skipf("no Secret Service to test against (run through scripts/with-secret-service): %v", err)
 	}
@@ -71,42 +71,23 @@ func requireKeyring(t *testing.T, ta *testApp) *keyring.Backend {
 	return kb
 }
 
-const canaryValue = "zq9MOVEcanary"
-
-func TestReadSecretValue(t *testing.T) {
+// TestAsExit: the exit code of each kind of error a command returns.
+func TestAsExit(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{"v": "v", "v\n": "v", "v\r\n": "v", "v\n\n": "v\n", " v \n": " v ", "": ""} {
-		ta := newTestApp(t, in)
-		got, err := ta.readSecretValue("X")
-		if err != nil || got != want {
-			t.Errorf("readSecretValue(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-}
-
-func TestVaultSet(t *testing.T) {
-	t.Parallel()
-	ta := newTestApp(t, canaryValue+"\n")
-	ta.ambient["MY_SERVICE_TOKEN"] = "from-the-environment"
-	if err := ta.vaultSet("MY_SERVICE_TOKEN"); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := vault.NewEnvFile(filepath.Join(ta.dir, vault.EnvFileName)).Get("MY_SERVICE_TOKEN"); got != canaryValue {
-		t.Errorf("stored %q", got)
-	}
-	wantOut := fmt.Sprintf("stored MY_SERVICE_TOKEN in the vault (envfile (%s))\n", filepath.Join(ta.dir, vault.EnvFileName))
-	wantErr := "hush: warning: MY_SERVICE_TOKEN is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n"
-	if ta.out.String() != wantOut || ta.errOut.String() != wantErr {
-		t.Errorf("stdout %q\nstderr %q", ta.out.String(), ta.errOut.String())
-	}
-
-	for _, tt := range []struct{ name, stdin, want string }{
-		{"1BAD", "v", `secret name "1BAD" cannot be stored: use letters, digits and _, not starting with a digit`},
-		{"EMPTY", "\n", "no value given; nothing was stored (to remove a secret: hush vault rm EMPTY)"},
+	for _, tt := range []struct {
+		err  error
+		want int
+	}{
+		{errors.New("plain"), exitFailure},
+		{&exitError{exitDenied, errors.New("denied")}, exitDenied},
+		{fmt.Errorf("wrapped: %w", &session.UsageError{Err: errors.New("bad name")}), exitUsage},
+		{&session.StoppedError{Signal: syscall.SIGTERM, Err: session.ErrInterrupted}, exitTerminated},
+		{&session.StoppedError{Signal: os.Interrupt, Err: session.ErrInterrupted}, exitInterrupted},
+		{&session.StoppedError{Signal: syscall.SIGHUP, Err: session.ErrInterrupted}, exitHangup},
 	} {
-		ta := newTestApp(t, tt.stdin)
-		if err := ta.vaultSet(tt.name); err == nil || err.Error() != tt.want {
-			t.Errorf("vaultSet(%s) = %v, want %q", tt.name, err, tt.want)
+		got := asExit(tt.err)
+		if got.code != tt.want || got.Error() != tt.err.Error() {
+			t.Errorf("asExit(%v) = %d %q, want %d and the same message", tt.err, got.code, got.Error(), tt.want)
 		}
 	}
 }
