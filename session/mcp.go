@@ -80,7 +80,8 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 			fmt.Fprintf(opts.Stderr, "hush: mcp server %q %s\n", st.Name, st.Describe())
 		}
 		if st.State == mcp.Denied {
-			denied = append(denied, fmt.Sprintf("mcp server %q was not started: %s", st.Name, st.Reason))
+			why, _, _ := strings.Cut(st.Reason, " To allow it") // the rule to add was just shown
+			denied = append(denied, fmt.Sprintf("mcp server %q was not started: %s", st.Name, strings.TrimSpace(why)))
 		}
 	}
 	ts = []executor.Tool{background.Tool{M: bg}}
