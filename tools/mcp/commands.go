@@ -25,8 +25,7 @@ func Configured(servers []Server) []Status {
 		if s.Disabled {
 			state = Disabled
 		}
-		st = append(st, Status{Name: s.Name, Source: s.Source, State: state,
-			Command: strings.Join(append([]string{s.Command}, s.Args...), " ")})
+		st = append(st, Status{Name: s.Name, Source: s.Source, State: state, Command: commandLine(s)})
 	}
 	return st
 }
