@@ -160,6 +160,11 @@ func (f ImportFile) Run(w io.Writer) error {
 		fmt.Fprintf(w, "\nEach server asks for its secrets when it starts. To allow them without asking, add to %s:\n\n%s\n",
 			f.ConfigTOML, strings.Join(plan.Rules, "\n\n"))
 	}
+	for _, n := range added {
+		if plan.Add[n].OAuth {
+			fmt.Fprintf(w, "\n%s signs in with OAuth: %s.\n", n, LoginHint(n))
+		}
+	}
 	fmt.Fprintln(w, "\nCheck with: hush mcp list")
 	return nil
 }

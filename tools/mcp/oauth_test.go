@@ -426,3 +426,23 @@ func TestOAuthEnterOpensTheURLWithXdgOpen(t *testing.T) {
 		t.Errorf("%d sign-ins", srv.Authorizes())
 	}
 }
+
+// A server that wants an OAuth sign-in, configured without oauth = true
+// (as peers' configs leave it): the reason says what to add.
+func TestOAuthChallengeWithoutOAuthSaysWhatToAdd(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t)
+	w := newOAuthWorld(t)
+	s := oauthServer("notion", srv.URL)
+	s.OAuth = false
+	m := w.manager(s, nil)
+	m.Start(context.Background())
+	st := m.Status()[0]
+	want := "the server asks for an OAuth sign-in (HTTP 401 with a Bearer challenge): add oauth = true to its settings (in mcp.json: \"oauth\": {}), then run `hush mcp login notion` at a terminal to sign in"
+	if st.State != mcp.Failed || st.Reason != want {
+		t.Fatalf("status %q\nwant reason %q", st.Describe(), want)
+	}
+	if len(srv.Bearers()) == 0 {
+		t.Error("positive control: the server was not contacted")
+	}
+}
