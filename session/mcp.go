@@ -171,13 +171,16 @@ type Standalone struct {
 	Prompter executor.Prompter
 	Notice   func(string)
 	Version  string
+	// Sandbox is the servers' sandbox (HostSandbox for "mcp"), as in a
+	// session; nil runs them without one.
+	Sandbox *tools.Sandbox
 }
 
 // Start starts the named servers (every enabled one when none).
 func (s Standalone) Start(ctx context.Context, names ...string) (*mcp.Manager, error) {
 	audit := auditlog.Open(filepath.Join(s.DataDir, auditlog.FileName))
 	audit.Notice = s.Notice
-	return StartMCP(ctx, MCPOptions{Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
+	return StartMCP(ctx, MCPOptions{Sandbox: s.Sandbox, Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
 		Gate: Gate(s.Config, s.Prompter, false), Audit: audit, Session: NewID("mcp"), Version: s.Version,
 		UnsafeNoCredentialFilter: s.Config.Unsafe.NoCredentialFilter}, names...)
 }
