@@ -746,6 +746,8 @@ static int hush_sb_spawn_child(void *p) {
 	// /proc/self files belong to root and a user could not write its own
 	// id maps: dumpable for those three writes only. (Only processes of
 	// the user outside hush could see this pid meanwhile; no tool can.)
+	// The flag is the shared memory's, so hush starts one such child at
+	// a time (spawnMu).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end, tfd);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
@@ -858,6 +860,18 @@ import (
 
 // sandboxInitBuilt: the C init above is linked into this binary.
 const sandboxInitBuilt = true
+
+// spawnMu keeps hush_sb_spawn's children from overlapping between clone
+// and exec. Each shares hush's memory until it execs, and the dumpable
+// flag it sets to write its own id maps is that memory's, not its own:
+// one child's set-up turning the flag off again while another was between
+// turning it on and its last map write made that one's /proc/self files
+// root's, and for an unprivileged hush the start failed ("hush sandbox:
+// write gid_map: Permission denied") — an MCP server of two started
+// together, now and then (TestSandboxConcurrentStartsUnprivileged). The
+// calling thread waits for the exec anyway (vfork); the lock costs a
+// concurrent start at most the other's set-up, well under a millisecond.
+var spawnMu sync.Mutex
 
 // directStart starts one sandboxed child with hush_sb_spawn instead of
 // os/exec, and does what os/exec's Start and Wait would: the child's
@@ -989,8 +1003,11 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 		tmpl = sandboxTemplate()
 	}
 	var nsfd C.int
+	// One child in set-up at a time: see spawnMu.
+	spawnMu.Lock()
 	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
 		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
+	spawnMu.Unlock()
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
 	if pid < 0 {
