@@ -3,13 +3,15 @@ package main
 import (
 	"errors"
 
+	"github.com/hushcli/hush/session"
+
 	"github.com/urfave/cli/v2"
 )
 
 func (a *app) mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "list MCP servers and their tools, and import servers from an mcpServers JSON block",
+		Usage: "list MCP servers and their tools, sign in to remote ones (OAuth), and import servers from an mcpServers JSON block",
 		Description: "MCP servers come from [mcp.NAME] in config.toml and from mcp.json beside it (the\n" +
 			"mcpServers format of Claude Desktop, Cursor and VS Code). Each server starts with HOME,\n" +
 			"LOGNAME, PATH, SHELL, TERM and USER plus exactly the env its config names; a ${NAME}\n" +
@@ -40,6 +42,26 @@ func (a *app) mcpCommand() *cli.Command {
 						return &exitError{exitUsage, errors.New("mcp tools needs one server name: hush mcp tools SERVER (see hush mcp list)")}
 					}
 					return a.MCPTools(c.Args().First(), c.Bool("schema"))
+				},
+			},
+			{
+				Name:      "login",
+				Usage:     "sign in to a remote MCP server with OAuth and keep its tokens in the vault",
+				ArgsUsage: "SERVER",
+				Description: "For a server with oauth = true (mcp.json: \"oauth\": {...}). Shows the authorization URL,\n" +
+					"waits for your browser to come back to a one-off listener on 127.0.0.1, and stores the\n" +
+					"tokens in the vault as HUSH_MCP_OAUTH_<SERVER>. Sessions read them through the gate\n" +
+					"(vault.read:HUSH_MCP_OAUTH_<SERVER>, subject mcp:<server>) and store refreshed ones.\n" +
+					"Signs in afresh even when a sign-in is stored. Sign out with hush vault rm NAME.",
+				Action: func(c *cli.Context) error {
+					if c.Args().Len() != 1 {
+						return &exitError{exitUsage, errors.New("mcp login needs one server name: hush mcp login SERVER (see hush mcp list)")}
+					}
+					err := a.MCPLogin(c.Args().First())
+					if errors.Is(err, session.ErrInterrupted) {
+						return &exitError{exitInterrupted, errors.New("sign-in cancelled")}
+					}
+					return err
 				},
 			},
 			{

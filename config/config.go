@@ -152,13 +152,21 @@ type MCPServer struct {
 	Type string `toml:"type"`
 	// Headers are sent with every request to a remote server; values may
 	// hold ${NAME} references, read through the gate as mcp:<server>.
-	Headers  map[string]string `toml:"headers"`
-	Command  string            `toml:"command"`
-	Args     []string          `toml:"args"`
-	Env      map[string]string `toml:"env"`
-	Dir      string            `toml:"dir"`
-	Timeout  Duration          `toml:"timeout"` // one tool call (default 2m)
-	Disabled bool              `toml:"disabled"`
+	Headers map[string]string `toml:"headers"`
+	// OAuth signs in to a remote server with OAuth (authorization code
+	// with PKCE, a loopback redirect); its tokens are kept in the vault as
+	// OAuthTokenName(server). ClientID is a client registered with the
+	// authorization server beforehand (default: dynamic registration);
+	// CallbackPort fixes the loopback redirect's port (default: any).
+	OAuth        bool              `toml:"oauth"`
+	ClientID     string            `toml:"client_id"`
+	CallbackPort int               `toml:"callback_port"`
+	Command      string            `toml:"command"`
+	Args         []string          `toml:"args"`
+	Env          map[string]string `toml:"env"`
+	Dir          string            `toml:"dir"`
+	Timeout      Duration          `toml:"timeout"` // one tool call (default 2m)
+	Disabled     bool              `toml:"disabled"`
 	// StartTimeout bounds start-up: spawn, MCP handshake, tool listing
 	// (default 30s).
 	StartTimeout Duration `toml:"start_timeout"`
@@ -195,10 +203,41 @@ func (s MCPServer) Check() error {
 		if len(s.Env) > 0 || len(s.Args) > 0 {
 			return errors.New("a remote server takes headers, not args or env")
 		}
+		return s.checkOAuth()
+	case s.OAuth || s.ClientID != "" || s.CallbackPort != 0:
+		return errors.New("oauth is for a remote server (url); a stdio server takes env")
 	case len(s.Headers) > 0:
 		return errors.New("headers are for a remote server (url); a stdio server takes env")
 	}
 	return nil
+}
+
+// checkOAuth says what is wrong with a remote server's OAuth settings.
+func (s MCPServer) checkOAuth() error {
+	if !s.OAuth {
+		if s.ClientID != "" || s.CallbackPort != 0 {
+			return errors.New("has client_id or callback_port but not oauth = true")
+		}
+		return nil
+	}
+	if s.Transport() != "http" {
+		return errors.New("oauth needs the Streamable HTTP transport (type = \"http\"); hush's MCP SDK has no OAuth for sse")
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return errors.New("has both oauth = true and an Authorization header; OAuth sets that header itself: remove one")
+		}
+	}
+	if s.CallbackPort < 0 || s.CallbackPort > 65535 {
+		return fmt.Errorf("callback_port %d: want a port from 1 to 65535 (or leave it out for any free port)", s.CallbackPort)
+	}
+	return nil
+}
+
+// OAuthTokenName is the vault name of an OAuth MCP server's tokens:
+// HUSH_MCP_OAUTH_ and the server name in upper case, - as _.
+func OAuthTokenName(server string) string {
+	return "HUSH_MCP_OAUTH_" + strings.ToUpper(strings.ReplaceAll(server, "-", "_"))
 }
 
 // TurnConfig bounds one agent turn.

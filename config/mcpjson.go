@@ -36,9 +36,18 @@ type mcpEntry struct {
 	Cwd      string                     `json:"cwd,omitempty"`
 	Disabled bool                       `json:"disabled,omitempty"`
 	URL      string                     `json:"url,omitempty"`
+	// OAuth is Claude Code's and VS Code's "oauth": {"clientId": ...,
+	// "callbackPort": ...}; hush also takes "oauth": true.
+	OAuth json.RawMessage `json:"oauth,omitempty"`
 }
 
-var mcpEntryKeys = map[string]bool{"type": true, "command": true, "args": true, "env": true, "cwd": true, "disabled": true, "url": true, "headers": true}
+// mcpOAuth is the "oauth" object of a remote server in mcp.json.
+type mcpOAuth struct {
+	ClientID     string `json:"clientId,omitempty"`
+	CallbackPort int    `json:"callbackPort,omitempty"`
+}
+
+var mcpEntryKeys = map[string]bool{"type": true, "command": true, "args": true, "env": true, "cwd": true, "disabled": true, "url": true, "headers": true, "oauth": true}
 
 // mcpNameOK is what a server name may be, ^[A-Za-z0-9_-]{1,40}$: it becomes
 // the gate subject mcp:<name>, matched by glob rules, and part of the tool
@@ -133,6 +142,9 @@ func decodeEntry(name string, raw json.RawMessage) (s MCPServer, skip string, wa
 	}
 	if e.URL != "" || (e.Type != "" && e.Type != "stdio") {
 		r := MCPServer{URL: e.URL, Type: e.Type, Headers: e.Headers, Command: e.Command, Env: map[string]string{}, Disabled: e.Disabled}
+		if err := decodeOAuth(e.OAuth, &r); err != nil {
+			return s, "", nil, fmt.Errorf("mcp server %q: %v", name, err)
+		}
 		if err := r.Check(); err != nil {
 			return s, "", nil, fmt.Errorf("mcp server %q %v", name, err)
 		}
@@ -155,6 +167,25 @@ func decodeEntry(name string, raw json.RawMessage) (s MCPServer, skip string, wa
 		env[k] = str
 	}
 	return MCPServer{Command: e.Command, Args: e.Args, Env: env, Dir: e.Cwd, Disabled: e.Disabled}, "", warn, nil
+}
+
+// decodeOAuth reads a remote server's "oauth": an object (clientId,
+// callbackPort; other keys are the peers' and ignored), true or false.
+func decodeOAuth(raw json.RawMessage, s *MCPServer) error {
+	v := strings.TrimSpace(string(raw))
+	switch v {
+	case "", "null", "false":
+		return nil
+	case "true":
+		s.OAuth = true
+		return nil
+	}
+	var o mcpOAuth
+	if !strings.HasPrefix(v, "{") || json.Unmarshal(raw, &o) != nil {
+		return errors.New(`"oauth" is not an object like {"clientId": "..."} (or true)`)
+	}
+	s.OAuth, s.ClientID, s.CallbackPort = true, o.ClientID, o.CallbackPort
+	return nil
 }
 
 func firstOf(a, b string) string {
@@ -247,6 +278,9 @@ func AddMCPServers(path string, servers map[string]MCPServer) error {
 		}
 		if s.Remote() && e.Type == "" {
 			e.Type = s.Transport()
+		}
+		if s.OAuth {
+			e.OAuth, _ = json.Marshal(mcpOAuth{ClientID: s.ClientID, CallbackPort: s.CallbackPort})
 		}
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -194,3 +194,58 @@ func TestValidMCPName(t *testing.T) {
 		}
 	}
 }
+
+// OAuth for a remote server: config.toml's oauth = true (with client_id,
+// callback_port), mcp.json's "oauth" object as Claude Code and VS Code
+// write it, and the settings that cannot work refused with a reason.
+func TestMCPOAuthSettings(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse("config.toml", []byte("[mcp.linear]\nurl = \"https://mcp.linear.app/mcp\"\noauth = true\nclient_id = \"abc\"\ncallback_port = 33418\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := cfg.MCP["linear"]; !s.OAuth || s.ClientID != "abc" || s.CallbackPort != 33418 || s.Check() != nil {
+		t.Fatalf("config.toml: %+v (%v)", s, s.Check())
+	}
+	servers, _, err := config.ParseMCPServers([]byte(`{"mcpServers": {
+		"a": {"type": "http", "url": "https://a.example/mcp", "oauth": {"clientId": "cid", "callbackPort": 8080, "scopes": "x"}},
+		"b": {"url": "https://b.example/mcp", "oauth": true},
+		"c": {"url": "https://c.example/mcp"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := servers["a"]; !a.OAuth || a.ClientID != "cid" || a.CallbackPort != 8080 {
+		t.Errorf("a: %+v", a)
+	}
+	if !servers["b"].OAuth || servers["c"].OAuth {
+		t.Errorf("b %+v, c %+v", servers["b"], servers["c"])
+	}
+	for _, tc := range []struct {
+		s    config.MCPServer
+		want string
+	}{
+		{config.MCPServer{URL: "https://x/mcp", Type: "sse", OAuth: true}, "Streamable HTTP"},
+		{config.MCPServer{URL: "https://x/mcp", OAuth: true, Headers: map[string]string{"authorization": "Bearer ${T}"}}, "both oauth = true and an Authorization header"},
+		{config.MCPServer{URL: "https://x/mcp", ClientID: "abc"}, "not oauth = true"},
+		{config.MCPServer{Command: "srv", OAuth: true}, "oauth is for a remote server"},
+	} {
+		if err := tc.s.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
+		}
+	}
+	if _, _, err := config.ParseMCPServers([]byte(`{"mcpServers": {"a": {"url": "https://a/mcp", "oauth": "yes"}}}`)); err == nil || !strings.Contains(err.Error(), `"oauth" is not an object`) {
+		t.Errorf("oauth string: %v", err)
+	}
+	// Written back as the peers write it.
+	path := filepath.Join(t.TempDir(), config.MCPFileName)
+	if err := config.AddMCPServers(path, map[string]config.MCPServer{"a": servers["a"]}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := config.LoadMCPJSON(path)
+	if err != nil || !back["a"].OAuth || back["a"].ClientID != "cid" {
+		t.Errorf("round trip: %+v %v", back["a"], err)
+	}
+	if config.OAuthTokenName("my-server") != "HUSH_MCP_OAUTH_MY_SERVER" {
+		t.Errorf("token name %q", config.OAuthTokenName("my-server"))
+	}
+}

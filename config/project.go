@@ -259,8 +259,12 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 }
 
 // HasSecretRefs reports whether an MCP server's config refers to any
-// secret (${NAME}) in its command, arguments, env or dir.
+// secret (${NAME}) in its command, arguments, env or dir, or signs in
+// with OAuth (whose tokens are in the vault).
 func HasSecretRefs(s MCPServer) bool {
+	if s.OAuth {
+		return true // it reads its tokens from the vault
+	}
 	texts := append([]string{s.Command, s.Dir, s.URL}, s.Args...)
 	for _, v := range s.Env {
 		texts = append(texts, v)

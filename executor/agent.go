@@ -84,6 +84,10 @@ type Agent struct {
 	// OutputHead and OutputTail bound what the model sees of one tool
 	// output (default 16 KiB each); the rest is cut with a note.
 	OutputHead, OutputTail int
+	// StartDenied says what the gate refused while the session started
+	// (an MCP server whose secret was denied, so it was not started), one
+	// phrase each; `hush run` ends such a session with exit status 3.
+	StartDenied []string
 
 	mu      sync.Mutex
 	turns   int

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -22,10 +23,13 @@ import (
 // here — at start-up, where the user expects a question — not halfway
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
-func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) ([]executor.Tool, func(), error) {
+//
+// denied names each server the gate kept from starting (a secret it needs
+// was refused), for hush run's exit status.
+func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
 	bgBox, err := HostSandbox(opts.Config, masks, background.Name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	bg, err := background.New(background.Options{
 		LogDir:  filepath.Join(opts.Dirs.Data, "background", id),
@@ -33,12 +37,12 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 		Sandbox: bgBox,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	servers, err := MCPServers(opts.Config, opts.Dirs.Config)
 	if err != nil {
 		bg.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if opts.Stderr != nil {
 		// A key written literally in mcp.json (the format the README shows)
@@ -52,14 +56,21 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 	box, err := HostSandbox(opts.Config, masks, "mcp")
 	if err != nil {
 		bg.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	// With a person at the terminal, an OAuth server without a stored
+	// sign-in signs in now; without one it is not started.
+	var signIn *mcp.SignIn
+	if opts.Prompter != nil && opts.Stderr != nil {
+		signIn = &mcp.SignIn{Out: opts.Stderr}
 	}
 	mgr, err := StartMCP(ctx, MCPOptions{Sandbox: box, Servers: servers, Dir: opts.Dir, Ambient: opts.Ambient, Vault: opts.Vault,
 		Scrub: opts.Scrub, Gate: gate, Audit: audit, Session: id, Version: opts.Version, Events: opts.Events,
-		UnsafeNoCredentialFilter: opts.Config.Unsafe.NoCredentialFilter})
+		UnsafeNoCredentialFilter: opts.Config.Unsafe.NoCredentialFilter,
+		Store:                    opts.Vault, SignIn: signIn, Notice: warnTo(opts.Stderr)})
 	if err != nil {
 		bg.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, st := range mgr.Status() {
 		if ctx.Err() != nil {
@@ -68,19 +79,31 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 		if st.State != mcp.Running && st.State != mcp.Disabled {
 			fmt.Fprintf(opts.Stderr, "hush: mcp server %q %s\n", st.Name, st.Describe())
 		}
+		if st.State == mcp.Denied {
+			why, _, _ := strings.Cut(st.Reason, " To allow it") // the rule to add was just shown
+			denied = append(denied, fmt.Sprintf("mcp server %q was not started: %s", st.Name, strings.TrimSpace(why)))
+		}
 	}
-	ts := []executor.Tool{background.Tool{M: bg}}
+	ts = []executor.Tool{background.Tool{M: bg}}
 	for _, t := range mgr.Tools() {
 		ts = append(ts, t)
 	}
-	stop := func() {
+	stop = func() {
 		mgr.Close()
 		for _, k := range bg.Close() {
 			fmt.Fprintf(opts.Stderr, "hush: background %s keeps running as asked (pid %d): %s\n  output: %s\n  stop it with: kill -TERM -- -%d\n",
 				k.ID, k.PID, shorten(strings.Join(strings.Fields(k.Command), " "), 80), k.LogPath, k.PID)
 		}
 	}
-	return ts, stop, nil
+	return ts, stop, denied, nil
+}
+
+// warnTo is a Notice that writes "hush: warning: ..." lines to w (nil: none).
+func warnTo(w io.Writer) func(string) {
+	if w == nil {
+		return nil
+	}
+	return func(s string) { fmt.Fprintln(w, "hush: warning: "+s) }
 }
 
 // MCPOptions is what StartMCP needs: the servers, and the gate, audit log
@@ -101,6 +124,13 @@ type MCPOptions struct {
 	Events executor.Events
 
 	UnsafeNoCredentialFilter bool
+
+	// Store keeps OAuth servers' tokens (the vault); SignIn is the person
+	// who signs in to one without a stored sign-in (nil: not started);
+	// Notice receives one-line warnings.
+	Store  mcp.SecretStore
+	SignIn *mcp.SignIn
+	Notice func(string)
 }
 
 // StartMCP builds an MCP manager and starts the named servers (every
@@ -108,21 +138,27 @@ type MCPOptions struct {
 // executor.GatedVault over executor.Audited, with the server (mcp:<name>)
 // as subject — the same chain as a tool call's.
 func StartMCP(ctx context.Context, o MCPOptions, names ...string) (*mcp.Manager, error) {
-	audited := executor.AuditedTo(o.Gate, o.Audit, o.Session, o.Events)
-	grant := func(ctx context.Context, server string, turn int) tools.Grant {
-		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, o.Vault).WithDetail("starting MCP server " + server).Get
-	}
-	mgr, err := mcp.NewManager(mcp.Options{
-		Sandbox: o.Sandbox,
-		Servers: o.Servers, Dir: o.Dir, Ambient: o.Ambient, Secrets: o.Scrub,
-		Grant: grant, Version: o.Version, HTTPClient: HTTPClient(o.Ambient),
-		UnsafeNoCredentialFilter: o.UnsafeNoCredentialFilter,
-	})
+	mgr, err := newMCP(o)
 	if err != nil {
 		return nil, err
 	}
 	mgr.Start(ctx, names...)
 	return mgr, nil
+}
+
+// newMCP is StartMCP's manager, before anything starts.
+func newMCP(o MCPOptions) (*mcp.Manager, error) {
+	audited := executor.AuditedTo(o.Gate, o.Audit, o.Session, o.Events)
+	grant := func(ctx context.Context, server string, turn int) tools.Grant {
+		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, o.Vault).WithDetail("starting MCP server " + server).Get
+	}
+	return mcp.NewManager(mcp.Options{
+		Sandbox: o.Sandbox,
+		Servers: o.Servers, Dir: o.Dir, Ambient: o.Ambient, Secrets: o.Scrub,
+		Grant: grant, Version: o.Version, HTTPClient: HTTPClient(o.Ambient),
+		UnsafeNoCredentialFilter: o.UnsafeNoCredentialFilter,
+		Store:                    o.Store, SignIn: o.SignIn, Notice: o.Notice,
+	})
 }
 
 // MCPServers is every configured MCP server, from config.toml's [mcp.NAME]
@@ -143,7 +179,8 @@ func MCPServers(cfg config.Config, configDir string) ([]mcp.Server, error) {
 		if n.Remote() {
 			transport = n.Transport()
 		}
-		out = append(out, mcp.Server{Name: n.Name, URL: n.URL, Transport: transport, Headers: n.Headers, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
+		out = append(out, mcp.Server{Name: n.Name, URL: n.URL, Transport: transport, Headers: n.Headers,
+			OAuth: n.OAuth, ClientID: n.ClientID, CallbackPort: n.CallbackPort, Command: n.Command, Args: n.Args, Env: n.Env, Dir: n.Dir,
 			StartTimeout: n.StartTimeout.Duration, CallTimeout: n.Timeout.Duration, Disabled: n.Disabled, Source: n.Source})
 	}
 	return out, nil
@@ -176,11 +213,53 @@ type Standalone struct {
 	Sandbox *tools.Sandbox
 }
 
-// Start starts the named servers (every enabled one when none).
+// Start starts the named servers (every enabled one when none). An OAuth
+// server without a stored sign-in is not started: `hush mcp login` signs in.
 func (s Standalone) Start(ctx context.Context, names ...string) (*mcp.Manager, error) {
+	return StartMCP(ctx, s.options(nil), names...)
+}
+
+func (s Standalone) options(signIn *mcp.SignIn) MCPOptions {
 	audit := auditlog.Open(filepath.Join(s.DataDir, auditlog.FileName))
 	audit.Notice = s.Notice
-	return StartMCP(ctx, MCPOptions{Sandbox: s.Sandbox, Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
+	store, _ := s.Vault.(mcp.SecretStore)
+	return MCPOptions{Sandbox: s.Sandbox, Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
 		Gate: Gate(s.Config, s.Prompter, false), Audit: audit, Session: NewID("mcp"), Version: s.Version,
-		UnsafeNoCredentialFilter: s.Config.Unsafe.NoCredentialFilter}, names...)
+		UnsafeNoCredentialFilter: s.Config.Unsafe.NoCredentialFilter, Store: store, SignIn: signIn, Notice: s.Notice}
+}
+
+// Login is `hush mcp login SERVER`: it signs in to the OAuth server name
+// at the terminal (in, out), whatever sign-in is stored, stores the new
+// tokens in the vault and says so on out.
+func (s Standalone) Login(ctx context.Context, name string, in io.Reader, out io.Writer) error {
+	mgr, err := newMCP(s.options(&mcp.SignIn{Out: out, In: in}))
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+	signedIn, err := mgr.Login(ctx, name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return err
+	}
+	n := 0
+	if list, err := mgr.ServerTools(name); err == nil {
+		n = len(list)
+	}
+	count := fmt.Sprintf("%d tools", n)
+	if n == 1 {
+		count = "1 tool"
+	}
+	if !signedIn {
+		fmt.Fprintf(out, "mcp server %q let hush in without a sign-in (%s); nothing was stored\n", name, count)
+		return nil
+	}
+	secret := config.OAuthTokenName(name)
+	fmt.Fprintf(out, "mcp server %q is connected (%s). Sessions read its tokens through the gate, as vault.read:%s\n"+
+		"for mcp:%s. To let hush run and CI use them without asking, add to config.toml:\n\n"+
+		"[[rules]]\ngate = \"vault.read:%s\"\nsubject = \"mcp:%s\"\ndecision = \"allow\"\n",
+		name, count, secret, name, secret, name)
+	return nil
 }

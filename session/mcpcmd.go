@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -43,6 +44,35 @@ func (e *Env) StartMCP(ctx context.Context, names ...string) (*mcp.Manager, erro
 	}
 	return Standalone{Sandbox: box, Config: e.cfg, Servers: servers, Dir: dir, DataDir: e.dirs.Data, Ambient: e.Ambient, Vault: lv, Scrub: e.scrub,
 		Prompter: e.prompter(), Notice: e.Warn, Version: e.Version}.Start(ctx, names...)
+}
+
+// MCPLogin is `hush mcp login SERVER`: at a terminal, it signs in to the
+// OAuth server name and stores its tokens in the vault (Standalone.Login).
+// Ctrl-C ends it with ErrInterrupted.
+func (e *Env) MCPLogin(name string) error {
+	in := e.Terminal()
+	if in == nil {
+		return errors.New("hush mcp login needs a terminal: the sign-in happens in your browser, and hush waits for it there")
+	}
+	servers, err := e.MCPServers()
+	if err != nil {
+		return err
+	}
+	if err := mcp.CheckKnown(servers, name); err != nil {
+		return err
+	}
+	lv, err := e.Vault()
+	if err != nil {
+		return err
+	}
+	dir, err := e.ProjectDir()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Standalone{Config: e.cfg, Servers: servers, Dir: dir, DataDir: e.dirs.Data, Ambient: e.Ambient, Vault: lv, Scrub: e.scrub,
+		Prompter: e.prompter(), Notice: e.Warn, Version: e.Version}.Login(ctx, name, in, e.Stderr)
 }
 
 // MCPList is `hush mcp list`: each server's state and tool count, started

@@ -279,6 +279,8 @@ func OneTurn(ctx context.Context, agent *executor.Agent, conv *transcript.Conver
 	case len(res.Denied) > 0:
 		return events.KindDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))
+	case len(agent.StartDenied) > 0:
+		return events.KindDenied, fmt.Errorf("the session started with %d denied request(s): %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
 	}
 	return "", nil
 }

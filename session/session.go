@@ -234,7 +234,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
-	extra, stopExtra, err := startTools(ctx, opts, masks, gate, audit, id)
+	extra, stopExtra, startDenied, err := startTools(ctx, opts, masks, gate, audit, id)
 	if err == nil && ctx.Err() != nil {
 		stopExtra()
 		err = ErrInterrupted
@@ -273,6 +273,8 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Compaction: compactPolicy(cfg),
 		System:     system,
 		MaxSteps:   cfg.Turn.MaxSteps,
+
+		StartDenied: startDenied,
 
 		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
 	}

@@ -235,6 +235,33 @@ func TestRunExitCodes(t *testing.T) {
 			t.Errorf("last event %v", last)
 		}
 	})
+	t.Run("3 denied MCP start-up secret", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		cs := newCheckingServer(t, w.granted)
+		model := newFakeModel(t, step{text: "done without it"})
+		// No rule: hush run denies the server's read of GRANTED at start.
+		w.fakeModelConfig(model, fmt.Sprintf("[mcp.remote]\nurl = %q\nheaders = { X-Api-Key = \"${GRANTED}\" }\n", cs.srv.URL+"/mcp"))
+		evs, stderr, code := runJSON(t, w, "run", "--json", "go")
+		if code != 3 {
+			t.Fatalf("exit %d, want 3; stderr %s", code, stderr)
+		}
+		if n := len(cs.requests()); n != 0 {
+			t.Fatalf("the denied server was sent %d request(s)", n)
+		}
+		p := ofType(evs, "permission")
+		if len(p) != 1 || p[0].str("gate") != "vault.read:GRANTED" || p[0].str("subject") != "mcp:remote" || p[0].str("decision") != "deny" || p[0]["turn"] != float64(0) {
+			t.Errorf("permission events %v", p)
+		}
+		// The turn itself ran (positive control), then the run ended denied.
+		if d := ofType(evs, "turn.completed"); len(d) != 1 || d[0].str("final_text") != "done without it" {
+			t.Errorf("turn.completed %v", d)
+		}
+		last := evs[len(evs)-1]
+		if last.str("kind") != "denied" || !strings.Contains(last.str("message"), `mcp server "remote" was not started: vault.read:GRANTED for mcp:remote is denied`) {
+			t.Errorf("last event %v", last)
+		}
+	})
 	t.Run("0 with a granted secret", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)

@@ -218,7 +218,8 @@ func getEnvResult(t *testing.T, received string) map[string]string {
 }
 
 // TestRunDeniedMCPSecret: without a rule, a non-interactive run does not
-// start the server, says which rule to add, and offers none of its tools.
+// start the server, says which rule to add, offers none of its tools, and
+// exits 3.
 func TestRunDeniedMCPSecret(t *testing.T) {
 	t.Parallel()
 	bin := everythingBin(t)
@@ -237,8 +238,8 @@ args = ["stdio"]
 env = { HUSH_GRANTED = "${GRANTED}", PLAIN_SETTING = %q }
 `, model.URL(), bin, marker))
 	out, err := runHush(w, "run", "--yes", "hello")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	if code := exitCodeOf(err); code != 3 {
+		t.Fatalf("exit %d (%v), want 3: the start-up secret was denied\n%s", code, err, out)
 	}
 	want := `hush: mcp server "everything" not started: vault.read:GRANTED for mcp:everything is denied: no rule allows it and hush cannot ask here. To allow it, add to config.toml:
 

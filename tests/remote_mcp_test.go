@@ -83,6 +83,9 @@ func TestRemoteMCPHeaderPassesTheGate(t *testing.T) {
 				t.Errorf("the stream does not start with the server's gate decision: %v", evs[:min(len(evs), 2)])
 			}
 			if !grant {
+				if code != 3 {
+					t.Errorf("exit %d, want 3 (a start-up secret was denied)", code)
+				}
 				if n := len(cs.requests()); n != 0 {
 					t.Fatalf("the denied server was sent %d request(s)", n)
 				}

@@ -13,3 +13,24 @@ func TestFromMap(t *testing.T) {
 		t.Errorf("empty redactor changed %q", got)
 	}
 }
+
+// A JSON value (an MCP server's OAuth tokens) is scrubbed field by field:
+// the access token alone, as it travels in a header, is a match; its URLs
+// and expiry, which are not secret, are not.
+func TestFromMapScrubsJSONFields(t *testing.T) {
+	t.Parallel()
+	access, refresh := "at-0123456789abcdef", "rt-fedcba9876543210"
+	tokens := `{"v":1,"server_url":"https://mcp.example.com/mcp","access_token":"` + access + `","token_type":"Bearer",` +
+		`"refresh_token":"` + refresh + `","expiry":"2026-12-01T12:00:00Z","token_url":"https://auth.example.com/token"}`
+	r := FromMap(map[string]string{"HUSH_MCP_OAUTH_X": tokens})
+	in := "Authorization: Bearer " + access + " then " + refresh + " at https://mcp.example.com/mcp until 2026-12-01T12:00:00Z"
+	want := "Authorization: Bearer [REDACTED:HUSH_MCP_OAUTH_X] then [REDACTED:HUSH_MCP_OAUTH_X] at https://mcp.example.com/mcp until 2026-12-01T12:00:00Z"
+	if got := r.String(in); got != want {
+		t.Errorf("String =\n %q\nwant\n %q", got, want)
+	}
+	// Positive control: a plain value that merely looks like JSON's start is
+	// scrubbed whole, and nothing else.
+	if got := FromMap(map[string]string{"P": "{not-json-but-secret"}).String("x {not-json-but-secret y"); got != "x [REDACTED:P] y" {
+		t.Errorf("plain value: %q", got)
+	}
+}

@@ -54,11 +54,13 @@ type conn struct {
 	// header values, kept out of every message.
 	remote bool
 	hide   []string
+	// tokens are an OAuth server's, hidden like hide.
+	tokens *tokenStore
 }
 
 // hideIn removes the connection's header values from text.
 func (c *conn) hideIn(text string) string {
-	for _, v := range c.hide {
+	for _, v := range append(c.hide, c.tokens.values()...) {
 		text = strings.ReplaceAll(text, v, "[REDACTED]")
 	}
 	return text

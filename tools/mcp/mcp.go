@@ -60,8 +60,15 @@ type Server struct {
 	// may hold ${NAME} references, read through the gate as mcp:<server>
 	// when the server is first contacted. They never appear in a message.
 	Headers map[string]string
-	Command string
-	Args    []string
+	// OAuth signs in to a remote server (Streamable HTTP) with OAuth; its
+	// tokens are kept in the vault as config.OAuthTokenName(Name).
+	// ClientID is a client registered beforehand (default: dynamic client
+	// registration); CallbackPort fixes the loopback redirect's port.
+	OAuth        bool
+	ClientID     string
+	CallbackPort int
+	Command      string
+	Args         []string
 	// Env is exactly what the server gets beyond the base set; values may
 	// hold ${NAME} references.
 	Env map[string]string
@@ -108,6 +115,15 @@ type Options struct {
 	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool
+	// Store is where OAuth servers' tokens are kept (the vault); nil: an
+	// OAuth server can sign in but its tokens last only this session.
+	Store SecretStore
+	// SignIn is the person who signs in to an OAuth server that has no
+	// stored sign-in; nil (hush run, CI) means such a server is not
+	// started, and says how to sign in.
+	SignIn *SignIn
+	// Notice receives one-line notes (a token that could not be stored).
+	Notice func(string)
 }
 
 // State is where a server is in its life.
@@ -116,11 +132,14 @@ type State string
 const (
 	NotStarted State = "not started"
 	Disabled   State = "disabled"
-	Running    State = "running"
-	Denied     State = "denied"
-	Failed     State = "failed"
-	Stopped    State = "stopped" // it died after starting; restarted on next use
-	Closed     State = "closed"
+	// NeedsSignIn is an OAuth server with no usable sign-in and no one to
+	// sign in: it was not contacted.
+	NeedsSignIn State = "needs sign-in"
+	Running     State = "running"
+	Denied      State = "denied"
+	Failed      State = "failed"
+	Stopped     State = "stopped" // it died after starting; restarted on next use
+	Closed      State = "closed"
 )
 
 // Status describes one server.
@@ -143,7 +162,7 @@ func (s Status) Describe() string {
 			return "connected"
 		}
 		return fmt.Sprintf("running (pid %d)", s.PID)
-	case Denied:
+	case Denied, NeedsSignIn:
 		return "not started: " + s.Reason
 	case Failed:
 		return "failed to start: " + s.Reason
@@ -236,6 +255,7 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 		env     tools.Env
 		headers http.Header
 		hide    []string
+		tokens  *tokenStore
 	}
 	var jobs []job
 	for _, name := range names {
@@ -263,7 +283,18 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 				s.refuse(err)
 				continue
 			}
-			jobs = append(jobs, job{s: s, headers: headers, hide: hide})
+			var tokens *tokenStore
+			if s.cfg.OAuth {
+				if tokens, err = m.oauthTokens(ctx, s, 0); err != nil {
+					s.refuse(err)
+					continue
+				}
+				if tokens == nil {
+					s.set(NeedsSignIn, "it signs in with OAuth and no sign-in is stored; "+LoginHint(s.cfg.Name), nil, nil)
+					continue
+				}
+			}
+			jobs = append(jobs, job{s: s, headers: headers, hide: hide, tokens: tokens})
 			continue
 		}
 		if err := checkArgs(s.cfg); err != nil {
@@ -283,7 +314,7 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 		go func() {
 			defer wg.Done()
 			if j.s.cfg.remote() {
-				m.dial(ctx, j.s, j.headers, j.hide)
+				m.dial(ctx, j.s, j.headers, j.hide, j.tokens)
 				return
 			}
 			m.connect(ctx, j.s, j.env, secrets)
@@ -357,20 +388,38 @@ func (m *Manager) headers(ctx context.Context, s *server, turn int) (http.Header
 	return h, hide, nil
 }
 
-// dial connects to a remote server.
-func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide []string) {
+// dial connects to a remote server; tokens, for an OAuth server, signs
+// its requests in.
+func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide []string, tokens *tokenStore) {
 	scrub := func(text string) string {
-		for _, v := range hide {
+		for _, v := range append(hide, tokens.values()...) {
 			text = strings.ReplaceAll(text, v, "[REDACTED]")
 		}
 		return m.scrub(text)
 	}
-	c, list, err := dialRemote(ctx, m.client, s.cfg, m.opts.HTTPClient, headers, s.cfg.StartTimeout, scrub, func(c *conn) { m.died(s, c) })
+	var oauth *oauthHandler
+	if tokens != nil {
+		oauth = &oauthHandler{m: m, s: s.cfg, tokens: tokens}
+	}
+	c, list, err := dialRemote(ctx, m.client, s.cfg, m.opts.HTTPClient, headers, oauth, s.cfg.StartTimeout, scrub, func(c *conn) { m.died(s, c) })
 	if err != nil {
+		if oauth != nil && ctx.Err() == nil {
+			if oauth.signInNeeded() {
+				s.set(NeedsSignIn, errNeedsSignIn.Error()+"; "+LoginHint(s.cfg.Name), nil, nil)
+				return
+			}
+			if ferr := oauth.signInFailed(); ferr != nil {
+				s.set(Failed, "the OAuth sign-in failed: "+scrub(ferr.Error()), nil, nil)
+				return
+			}
+		}
 		s.set(Failed, scrub(err.Error()), nil, nil)
 		return
 	}
-	c.hide = hide
+	c.hide, c.tokens = hide, tokens
+	if tokens.didSignIn() && m.opts.SignIn != nil {
+		fmt.Fprintf(m.opts.SignIn.Out, "hush: signed in to mcp server %q; its tokens are in the vault as %s\n", s.cfg.Name, tokens.name)
+	}
 	m.running(s, c, list)
 }
 
@@ -490,6 +539,9 @@ func commandLine(s Server) string {
 		if t == "" {
 			t = TransportHTTP
 		}
+		if s.OAuth {
+			t += ", oauth"
+		}
 		return displayURL(s.URL) + " (" + t + ")"
 	}
 	parts := append([]string{s.Command}, s.Args...)
@@ -587,7 +639,18 @@ func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error
 			s.refuse(err)
 			return nil, fmt.Errorf("mcp server %q was not reconnected: %w", s.cfg.Name, err)
 		}
-		m.dial(ctx, s, headers, hide)
+		var tokens *tokenStore
+		if s.cfg.OAuth {
+			if tokens, err = m.oauthTokens(ctx, s, turn); err != nil {
+				s.refuse(err)
+				return nil, fmt.Errorf("mcp server %q was not reconnected: %w", s.cfg.Name, err)
+			}
+			if tokens == nil {
+				s.set(NeedsSignIn, "it signs in with OAuth and no sign-in is stored; "+LoginHint(s.cfg.Name), nil, nil)
+				return nil, fmt.Errorf("mcp server %q was not reconnected: %s", s.cfg.Name, s.status().Reason)
+			}
+		}
+		m.dial(ctx, s, headers, hide, tokens)
 	} else {
 		env, err := m.buildEnv(ctx, s, turn, secrets)
 		if err != nil {

@@ -112,7 +112,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // dialRemote connects to a remote server with headers and lists its tools
 // within the start timeout. scrub removes secret values from its errors.
-func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Client, headers http.Header, startTimeout time.Duration, scrub func(string) string, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+//
+// oauth, when set, signs the requests in (Streamable HTTP only); a sign-in
+// it runs pauses the start timeout.
+func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Client, headers http.Header, oauth *oauthHandler, startTimeout time.Duration, scrub func(string) string, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
 	u, _ := url.Parse(s.URL) // checked by checkURL
 	hc := &http.Client{Timeout: 0}
 	rt := http.DefaultTransport
@@ -128,7 +131,11 @@ func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Cl
 	case TransportSSE:
 		transport = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
 	default:
-		transport = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: 2}
+		st := &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: 2}
+		if oauth != nil {
+			st.OAuthHandler = oauth
+		}
+		transport = st
 	}
 	// The session's streams (SSE's GET, Streamable HTTP's standalone one)
 	// live on the context given to Connect, so it must outlive start-up:
@@ -140,9 +147,12 @@ func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Cl
 	close(c.exited) // no process of hush's own
 	var timedOut, interrupted bool
 	var mu sync.Mutex
-	timer := time.AfterFunc(startTimeout, func() { mu.Lock(); timedOut = true; mu.Unlock(); cancel() })
+	clock := newStartClock(startTimeout, func() { mu.Lock(); timedOut = true; mu.Unlock(); cancel() })
+	if oauth != nil {
+		oauth.clock = clock
+	}
 	stopInterrupt := context.AfterFunc(ctx, func() { mu.Lock(); interrupted = true; mu.Unlock(); cancel() })
-	defer func() { timer.Stop(); stopInterrupt() }()
+	defer func() { clock.stop(); stopInterrupt() }()
 	startCtx := connCtx
 	fail := func(step string, err error) error {
 		mu.Lock()
