@@ -461,11 +461,7 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 	if runErr != nil {
 		r.runErr = strings.TrimSpace(firstLine(stderr.String()) + " " + runErr.Error())
 	}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		if strings.Contains(strings.ToLower(line), "mcp server") {
-			r.mcpWarnings = append(r.mcpWarnings, strings.TrimSpace(line))
-		}
-	}
+	r.mcpWarnings = mcpWarnings(stderr.String())
 	time.Sleep(100 * time.Millisecond) // a kill the sandbox sent as hush exited is delivered
 	r.lingerAfter = pidsHolding(c[aLinger])
 	// What the audit planted, it removes: anything left holding a canary.
@@ -726,7 +722,12 @@ func (r *attackResult) cells() map[string]Cell {
 	sib := func(keys []string) Cell {
 		cell := r.readAttack(keys, keys, identity)
 		if cell.Status == "pass" && len(targets) > 0 {
-			return failed(strings.Join(targets, ", ") + " did not hold its granted secret, so finding none proves nothing")
+			why := strings.Join(targets, ", ") + " did not hold its granted secret, so finding none proves nothing"
+			if !mcpOK && len(r.mcpWarnings) > 0 {
+				// The MCP target that did not start says why.
+				why += " (" + strings.Join(r.mcpWarnings, "; ") + ")"
+			}
+			return failed(why)
 		}
 		return cell
 	}

@@ -107,3 +107,29 @@ func TestReadAttackNeedsItsControl(t *testing.T) {
 		}
 	}
 }
+
+// TestSiblingRowsSayWhyAnMCPServerDidNotStart: when an MCP server of the
+// attack turn did not start, the rows that needed it carry what hush said
+// of it — the spy's rows as not checked, the target's as a failed
+// control — so a recurrence in CI says why.
+func TestSiblingRowsSayWhyAnMCPServerDidNotStart(t *testing.T) {
+	c := newAttackCanaries()
+	mark := newMark()
+	w := &attackWorld{world: &world{project: t.TempDir()}, c: c, mark: mark}
+	warning := `hush: mcp server "audittarget" failed to start: exited during the MCP handshake (exit status 125); its stderr ends: hush sandbox: write gid_map: Permission denied`
+	enc := func(s string) string { return encodeRaw([]byte(s)) }
+	r := &attackResult{w: w, mcpWarnings: []string{warning},
+		lines: parseAttackLines("HUSH-ATTACK sib-proc " + enc(mark) + "\nHUSH-ATTACK scan-proc " + enc(mark))}
+	cells := r.cells()
+	if got := cells[AtkSibProcBash]; got.Status != "FAIL" || !strings.Contains(got.Detail, "write gid_map: Permission denied") {
+		t.Errorf("%s = %s (%s): want FAIL saying why the MCP target did not start", AtkSibProcBash, got.Status, got.Detail)
+	}
+	if got := cells[AtkSibProcMCP]; got.Status != "not checked" || !strings.Contains(got.Detail, "write gid_map: Permission denied") {
+		t.Errorf("%s = %s (%s): want not checked saying why", AtkSibProcMCP, got.Status, got.Detail)
+	}
+	// Without a warning the FAIL stays as it was: no reason is invented.
+	r.mcpWarnings = nil
+	if got := r.cells()[AtkSibProcBash]; got.Status != "FAIL" || strings.Contains(got.Detail, "(") {
+		t.Errorf("without a warning: %s (%s)", got.Status, got.Detail)
+	}
+}

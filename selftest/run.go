@@ -177,6 +177,9 @@ type runResult struct {
 	transcript string
 	audit      string
 	runErr     string
+	// mcpWarnings is what the agent said on stderr of MCP servers it
+	// could not start.
+	mcpWarnings []string
 }
 
 // runWorld lays out a world and runs the agent under test once.
@@ -220,6 +223,7 @@ func (o Options) runWorld(ctx context.Context, dir string, c canaries, paths []s
 	if runErr != nil {
 		r.runErr = strings.TrimSpace(firstLine(stderr.String()) + " " + runErr.Error())
 	}
+	r.mcpWarnings = mcpWarnings(stderr.String())
 	r.parseEvents(stdout.Bytes())
 	r.transcript = readAll(filepath.Join(w.dataDir, "transcripts"))
 	r.audit = readAll(filepath.Join(w.dataDir, "audit.jsonl"))
@@ -300,6 +304,10 @@ func (r *runResult) cells(p string, c canaries) map[string]Cell {
 		}
 		if why == "" {
 			why = "the probe did not report"
+		}
+		if p == PathMCP && len(r.mcpWarnings) > 0 {
+			// A probe server that did not start says why.
+			why += " (" + strings.Join(r.mcpWarnings, "; ") + ")"
 		}
 		for _, v := range []string{VecEnv, VecFiles, VecEnviron, VecMem} {
 			cells[v] = skip(why)
@@ -485,6 +493,18 @@ func readAll(path string) string {
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// mcpWarnings picks the lines of an agent's stderr that speak of an MCP
+// server (hush says there why one did not start).
+func mcpWarnings(stderr string) []string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(strings.ToLower(line), "mcp server") {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {
