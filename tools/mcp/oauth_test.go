@@ -446,3 +446,41 @@ func TestOAuthChallengeWithoutOAuthSaysWhatToAdd(t *testing.T) {
 		t.Error("positive control: the server was not contacted")
 	}
 }
+
+// Mid-session, a sign-in the server stops accepting is never shown as a
+// sign-in in the middle of a turn: the call fails saying how to sign in,
+// and once `hush mcp login` stored new tokens, the next call uses them.
+func TestOAuthMidSessionRevokeThenLoginElsewhere(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t)
+	w := newOAuthWorld(t)
+	storeTokens(t, w, srv, "linear", srv.URL, time.Now().Add(time.Hour))
+	var screen syncBuffer
+	m := w.manager(oauthServer("linear", srv.URL), &mcp.SignIn{Out: &screen, Timeout: time.Minute})
+	m.Start(context.Background())
+	if st := m.Status()[0]; st.State != mcp.Running {
+		t.Fatalf("status %q", st.Describe())
+	}
+	callWhoami(t, m, "linear")
+	srv.Revoke()
+	var out bytes.Buffer
+	res, err := m.Call(context.Background(), 2, "linear", "whoami", map[string]any{}, &out)
+	msg := fmt.Sprint(err, res.Status, out.String())
+	t.Logf("the call after the revoke: %s", msg)
+	if (err == nil && !res.IsError) || !strings.Contains(msg, "expired or was revoked; run `hush mcp login linear` at a terminal") {
+		t.Fatalf("call after revoke: %v %+v %q", err, res, out.String())
+	}
+	if strings.Contains(screen.String(), "asks you to sign in") || srv.Authorizes() != 0 {
+		t.Fatalf("a sign-in was started mid-session:\n%s", screen.String())
+	}
+	access, _ := storeTokens(t, w, srv, "linear", srv.URL, time.Now().Add(time.Hour)) // hush mcp login, elsewhere
+	callWhoami(t, m, "linear")
+	if b := srv.Bearers(); b[len(b)-1] != access {
+		t.Error("the new sign-in was not used")
+	}
+	for _, tok := range srv.Issued() {
+		if strings.Contains(msg, tok) {
+			t.Error("a token is in the call's error")
+		}
+	}
+}
