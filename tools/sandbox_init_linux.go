@@ -14,7 +14,9 @@ package tools
 // a Landlock scope, mounts the namespace's own /proc and execs the tool,
 // which is the namespace's init: when it exits, everything left in the
 // namespace dies (a `setsid sleep &` too), and it dies with hush
-// (Pdeathsig).
+// (Pdeathsig). For root, the empty file and directory and the /dev come
+// from a read-only template hush makes once (hush_sb_template), copied
+// into each sandbox with one open_tree.
 //
 // A child to run as another user (Spec.Credential) and the Landlock-only
 // layer start through os/exec instead, as /proc/self/exe with argv[0]
@@ -69,6 +71,29 @@ package tools
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+#define HUSH_OPEN_TREE_CLONE 1
+#define HUSH_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define HUSH_FSCONFIG_SET_STRING 1
+#define HUSH_FSCONFIG_CMD_CREATE 6
+#define HUSH_MOUNT_ATTR_RDONLY 0x1
+#define HUSH_MOUNT_ATTR_NOSUID 0x2
+#define HUSH_MOUNT_ATTR_NODEV 0x4
+#define HUSH_MOUNT_ATTR_NOEXEC 0x8
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #endif
@@ -119,7 +144,7 @@ static int hush_sb_skippable(int e) { return e == ENOENT || e == EACCES || e == 
 
 static int hush_sb_readonly(const char *path) {
 	struct hush_mount_attr a = {0};
-	a.attr_set = 0x1 | 0x2 | 0x4 | 0x8; // RDONLY NOSUID NODEV NOEXEC
+	a.attr_set = HUSH_MOUNT_ATTR_RDONLY | HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NODEV | HUSH_MOUNT_ATTR_NOEXEC;
 	return (int)syscall(SYS_mount_setattr, -1, path, 0x100, &a, sizeof a); // AT_SYMLINK_NOFOLLOW
 }
 
@@ -213,6 +238,24 @@ static void hush_sb_landlock_scope(void) {
 
 static void hush_sb_noop(int sig) { (void)sig; }
 
+// Root's /dev: these device nodes and links, a devpts and a /dev/shm.
+static const char *const hush_sb_dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", 0};
+static const char *const hush_sb_dev_links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+	{"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}, {0, 0}};
+
+// hush_sb_dev_own gives root's /dev its own devpts and /dev/shm.
+static void hush_sb_dev_own(const char *dev) {
+	char p[64];
+	snprintf(p, sizeof p, "%s/pts", dev);
+	if (mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/pts");
+	}
+	snprintf(p, sizeof p, "%s/shm", dev);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/shm");
+	}
+}
+
 // hush_sb_minimal_dev replaces /dev, for root, with a tmpfs holding only
 // what programs need: null, zero, full, random, urandom and tty bound from
 // the host, a devpts of its own, a tmpfs /dev/shm and the usual links. A
@@ -223,7 +266,7 @@ static void hush_sb_minimal_dev(void) {
 	if (mount("tmpfs", "/proc/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0) {
 		hush_sb_die("make a minimal /dev", NULL);
 	}
-	const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty", 0};
+	const char *const *nodes = hush_sb_dev_nodes;
 	char src[64], dst[64];
 	for (int i = 0; nodes[i]; i++) {
 		snprintf(src, sizeof src, "/dev/%s", nodes[i]);
@@ -237,24 +280,108 @@ static void hush_sb_minimal_dev(void) {
 			hush_sb_die("make a minimal /dev", src);
 		}
 	}
-	if (mkdir("/proc/dev/pts", 0755) != 0 ||
-	    mount("devpts", "/proc/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
-		hush_sb_die("make a minimal /dev", "/dev/pts");
+	if (mkdir("/proc/dev/pts", 0755) != 0 || mkdir("/proc/dev/shm", 01777) != 0) {
+		hush_sb_die("make a minimal /dev", NULL);
 	}
-	if (mkdir("/proc/dev/shm", 01777) != 0 ||
-	    mount("tmpfs", "/proc/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
-		hush_sb_die("make a minimal /dev", "/dev/shm");
-	}
-	const char *links[][2] = {{"pts/ptmx", "/proc/dev/ptmx"}, {"/proc/self/fd", "/proc/dev/fd"},
-		{"/proc/self/fd/0", "/proc/dev/stdin"}, {"/proc/self/fd/1", "/proc/dev/stdout"}, {"/proc/self/fd/2", "/proc/dev/stderr"}, {0, 0}};
-	for (int i = 0; links[i][0]; i++) {
-		if (symlink(links[i][0], links[i][1]) != 0) {
-			hush_sb_die("make a minimal /dev", links[i][1]);
+	hush_sb_dev_own("/proc/dev");
+	for (int i = 0; hush_sb_dev_links[i][0]; i++) {
+		snprintf(dst, sizeof dst, "/proc/dev/%s", hush_sb_dev_links[i][1]);
+		if (symlink(hush_sb_dev_links[i][0], dst) != 0) {
+			hush_sb_die("make a minimal /dev", dst);
 		}
 	}
 	if (mount("/proc/dev", "/dev", NULL, MS_MOVE, NULL) != 0) {
 		hush_sb_die("make a minimal /dev", "/dev");
 	}
+}
+
+// hush_sb_template makes, once per hush run as root, the scratch each of
+// its sandboxes starts from: a tmpfs mounted nowhere (a detached mount, in
+// no mount namespace, so nobody else sees it), holding the empty file and
+// the empty directory the masks are bound from and root's /dev — device
+// nodes of its own, made with the host's numbers, modes and owners (hush
+// may mknod; the tool, in its user namespace, may not), the mount points
+// of its devpts and shm and the usual links — and then made read-only.
+// Each sandbox gets a copy of that mount (open_tree, in hush) moved onto
+// its /proc and binds its /dev from it: two mounts in place of two tmpfs,
+// six binds and eleven files made per call. Read-only, and so the same for
+// every sandbox: no tool can change the /dev of the next. It returns the
+// mount's descriptor, or -errno where the kernel refuses any of it, and
+// then every sandbox builds its scratch and /dev itself.
+static int hush_sb_template(void) {
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", 1U); // FSOPEN_CLOEXEC
+	if (fs < 0) {
+		return -errno;
+	}
+	int mnt = -1;
+	if (syscall(SYS_fsconfig, fs, HUSH_FSCONFIG_SET_STRING, "mode", "0555", 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, HUSH_FSCONFIG_SET_STRING, "size", "64k", 0) != 0 ||
+	    syscall(SYS_fsconfig, fs, HUSH_FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0 ||
+	    (mnt = (int)syscall(SYS_fsmount, fs, 1U, HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NOEXEC)) < 0) { // FSMOUNT_CLOEXEC
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	close(fs);
+	int dev = -1, ok = 0;
+	int efd = openat(mnt, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (efd < 0) {
+		goto out;
+	}
+	close(efd);
+	// Modes set again: hush's umask is not the sandbox's business.
+	if (fchmodat(mnt, "empty", 0444, 0) != 0 || mkdirat(mnt, "emptydir", 0555) != 0 || fchmodat(mnt, "emptydir", 0555, 0) != 0 ||
+	    mkdirat(mnt, "dev", 0755) != 0 || fchmodat(mnt, "dev", 0755, 0) != 0 ||
+	    (dev = openat(mnt, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		goto out;
+	}
+	for (int i = 0; hush_sb_dev_nodes[i]; i++) {
+		char src[64];
+		struct stat st;
+		snprintf(src, sizeof src, "/dev/%s", hush_sb_dev_nodes[i]);
+		if (stat(src, &st) != 0) {
+			goto out;
+		}
+		if (!S_ISCHR(st.st_mode)) {
+			errno = ENODEV;
+			goto out;
+		}
+		if (mknodat(dev, hush_sb_dev_nodes[i], S_IFCHR | 0600, st.st_rdev) != 0 ||
+		    fchownat(dev, hush_sb_dev_nodes[i], st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    fchmodat(dev, hush_sb_dev_nodes[i], st.st_mode & 07777, 0) != 0) {
+			goto out;
+		}
+	}
+	if (mkdirat(dev, "pts", 0755) != 0 || fchmodat(dev, "pts", 0755, 0) != 0 ||
+	    mkdirat(dev, "shm", 0755) != 0 || fchmodat(dev, "shm", 01777, 0) != 0) {
+		goto out;
+	}
+	for (int i = 0; hush_sb_dev_links[i][0]; i++) {
+		if (symlinkat(hush_sb_dev_links[i][0], dev, hush_sb_dev_links[i][1]) != 0) {
+			goto out;
+		}
+	}
+	struct hush_mount_attr a = {0};
+	a.attr_set = HUSH_MOUNT_ATTR_RDONLY;
+	if (syscall(SYS_mount_setattr, mnt, "", 0x1000, &a, sizeof a) != 0) { // AT_EMPTY_PATH
+		goto out;
+	}
+	int copy = (int)syscall(SYS_open_tree, mnt, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000);
+	if (copy < 0) {
+		goto out;
+	}
+	close(copy);
+	ok = 1;
+out:;
+	int e = errno ? errno : EINVAL;
+	if (dev >= 0) {
+		close(dev);
+	}
+	if (!ok) {
+		close(mnt);
+		return -e;
+	}
+	return mnt;
 }
 
 // hush_sb_wait waits for pid and exits with its status; other children
@@ -279,7 +406,7 @@ static void hush_sb_wait(pid_t pid) {
 // namespace's /proc: the id maps, the masks, root's /dev, lo, root's
 // capabilities, no_new_privs and the Landlock scope. Both ways in run it:
 // the init below and hush_sb_spawn's child.
-static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *masks, const char *end) {
+static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *masks, const char *end, int tfd) {
 	char map[64];
 	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
 	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
@@ -300,25 +427,46 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 		hush_sb_die("make / private", NULL);
 	}
 	// The empty file bound over masked files lives on a private scratch
-	// tmpfs over /proc, which the namespace's own /proc then covers.
-	if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
+	// over /proc, which the namespace's own /proc then covers: for root, a
+	// copy of hush's read-only template (hush_sb_template), which holds
+	// root's /dev too; otherwise, or where the kernel refuses the copy, a
+	// tmpfs made here.
+	int templated = 0;
+	if (tfd >= 0) {
+		templated = root && syscall(SYS_move_mount, tfd, "", AT_FDCWD, "/proc", HUSH_MOVE_MOUNT_F_EMPTY_PATH) == 0;
+		close(tfd);
+	}
+	if (templated) {
+		// root's /dev first, while the scratch still allows device
+		// nodes; then the scratch is nodev too, like the tmpfs below.
+		struct hush_mount_attr a = {0};
+		a.attr_set = HUSH_MOUNT_ATTR_NODEV;
+		if (mount("/proc/dev", "/dev", NULL, MS_BIND, NULL) != 0) {
+			hush_sb_die("make a minimal /dev", "/dev");
+		}
+		if (syscall(SYS_mount_setattr, -1, "/proc", 0x100, &a, sizeof a) != 0) {
+			hush_sb_die("make the empty file read-only", NULL);
+		}
+	} else if (mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
 		hush_sb_die("mount a tmpfs for the empty file", NULL);
-	}
-	int efd = open("/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-	if (efd < 0) {
-		hush_sb_die("create the empty file", NULL);
-	}
-	close(efd);
-	// The empty directory bound over masked directories, and root's
-	// /dev's mount point (hush_sb_minimal_dev), beside it.
-	if (mkdir("/proc/emptydir", 0555) != 0 || (root && mkdir("/proc/dev", 0755) != 0)) {
-		hush_sb_die("create the empty directory", NULL);
-	}
-	// Then the scratch tmpfs turns read-only (and nosuid, nodev, noexec):
-	// a bind mount keeps its source mount's flags, so each mask below is
-	// read-only from the start, with one bind and no tmpfs of its own.
-	if (hush_sb_readonly("/proc") != 0) {
-		hush_sb_die("make the empty file read-only", NULL);
+	} else {
+		int efd = open("/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+		if (efd < 0) {
+			hush_sb_die("create the empty file", NULL);
+		}
+		close(efd);
+		// The empty directory bound over masked directories, and root's
+		// /dev's mount point (hush_sb_minimal_dev), beside it.
+		if (mkdir("/proc/emptydir", 0555) != 0 || (root && mkdir("/proc/dev", 0755) != 0)) {
+			hush_sb_die("create the empty directory", NULL);
+		}
+		// Then the scratch tmpfs turns read-only (and nosuid, nodev,
+		// noexec), as the template is: a bind mount keeps its source
+		// mount's flags, so each mask below is read-only from the start,
+		// with one bind and no tmpfs of its own.
+		if (hush_sb_readonly("/proc") != 0) {
+			hush_sb_die("make the empty file read-only", NULL);
+		}
 	}
 	for (const char *m = masks; m < end && *m; m += strlen(m) + 1) {
 		const char *p = m + 1;
@@ -355,7 +503,9 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 			hush_sb_die("enter the working directory again", NULL);
 		}
 	}
-	if (root) {
+	if (templated) {
+		hush_sb_dev_own("/dev");
+	} else if (root) {
 		hush_sb_minimal_dev();
 	} else if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0 &&
 	           !hush_sb_skippable(errno)) {
@@ -455,7 +605,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (net ? CLONE_NEWNET : 0)) != 0) {
 		hush_sb_die("create the namespaces", NULL);
 	}
-	hush_sb_setup(uid, gid, root, net, masks, end);
+	hush_sb_setup(uid, gid, root, net, masks, end, -1);
 	// This process stays outside the PID namespace and waits for its init.
 	// hush's SIGTERM reaches the tool directly (it is in this process
 	// group); here it must not end the wait, so it gets a handler that
@@ -510,6 +660,7 @@ struct hush_sb_spawn_args {
 	int fds[3];
 	int pdeathsig;
 	int nssock; // sends the new mount namespace to hush, or -1
+	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
 	const char *masks, *end; // the masks part of a plan
 	uid_t uid;
@@ -559,6 +710,10 @@ static int hush_sb_spawn_child(void *p) {
 		}
 	}
 	int fds[3];
+	int tfd = -1;
+	if (a->tfd >= 0 && (tfd = fcntl(a->tfd, F_DUPFD_CLOEXEC, 10)) < 0) {
+		_exit(HUSH_SB_FAIL);
+	}
 	for (int i = 0; i < 3; i++) {
 		// Above 2 first, so that dup2 below cannot clobber one it needs.
 		fds[i] = fcntl(a->fds[i], F_DUPFD_CLOEXEC, 10);
@@ -571,7 +726,13 @@ static int hush_sb_spawn_child(void *p) {
 			_exit(HUSH_SB_FAIL);
 		}
 	}
-	syscall(436, 3U, ~0U, 0U); // close_range
+	// The template's copy, if any, stays open as fd 3 (close-on-exec)
+	// until the set-up has moved it into place; no other descriptor of
+	// hush's is left.
+	if (tfd >= 0 && (tfd = dup3(tfd, 3, O_CLOEXEC)) < 0) {
+		_exit(HUSH_SB_FAIL);
+	}
+	syscall(436, tfd >= 0 ? 4U : 3U, ~0U, 0U); // close_range
 	if (setsid() < 0) {
 		hush_sb_die("setsid", NULL);
 	}
@@ -588,7 +749,7 @@ static int hush_sb_spawn_child(void *p) {
 	// The flag is the shared memory's, so hush starts one such child at
 	// a time (spawnMu).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end);
+	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end, tfd);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
 		hush_sb_die("mount /proc for the new PID namespace", NULL);
 	}
@@ -608,7 +769,7 @@ static int hush_sb_spawn_child(void *p) {
 // a reference to the child's mount namespace (or -1), which the caller
 // closes once the child has been waited for.
 static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int *nsfd) {
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int *nsfd) {
 	*nsfd = -1;
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	struct hush_sb_spawn_args a;
@@ -631,10 +792,19 @@ static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp,
 	a.end = plan + len;
 	a.uid = getuid();
 	a.gid = getgid();
+	a.tfd = a.uid == 0 && tmpl >= 0 ? (int)syscall(SYS_open_tree, tmpl, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000) : -1;
 	size_t stack_size = 256 << 10;
 	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED) {
-		return -errno;
+		int e = errno;
+		if (a.tfd >= 0) {
+			close(a.tfd);
+		}
+		if (sv[0] >= 0) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		return -e;
 	}
 	sigset_t all, old;
 	sigfillset(&all);
@@ -644,6 +814,9 @@ static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp,
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, stack_size);
+	if (a.tfd >= 0) {
+		close(a.tfd);
+	}
 	if (sv[0] >= 0) {
 		if (pid >= 0) {
 			char cbuf[CMSG_SPACE(sizeof(int))];
@@ -825,11 +998,15 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 	if c.SysProcAttr != nil {
 		pdeathsig = int(c.SysProcAttr.Pdeathsig)
 	}
+	tmpl := -1
+	if !sandboxNoTemplate.Load() {
+		tmpl = sandboxTemplate()
+	}
 	var nsfd C.int
 	// One child in set-up at a time: see spawnMu.
 	spawnMu.Lock()
 	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), &nsfd)
+		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
 	spawnMu.Unlock()
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
@@ -905,6 +1082,20 @@ func (d *directStart) wait(c *exec.Cmd) error {
 	}
 	return err
 }
+
+// sandboxTemplate is hush_sb_template's mount, made once, for root: -1
+// when hush is not root or the kernel refused it (each sandbox then builds
+// its own scratch and /dev, as before).
+var sandboxTemplate = sync.OnceValue(func() int {
+	if os.Getuid() != 0 {
+		return -1
+	}
+	fd := int(C.hush_sb_template())
+	if fd < 0 {
+		return -1
+	}
+	return fd
+})
 
 // interfaceEqual reports a == b without panicking on incomparable types.
 func interfaceEqual(a, b any) (eq bool) {

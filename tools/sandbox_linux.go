@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -68,6 +69,10 @@ func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*di
 	cmd.ExtraFiles = []*os.File{plan}
 	return nil, nil
 }
+
+// sandboxNoTemplate: tests build each root sandbox's scratch and /dev in
+// the sandbox, as where the kernel refuses the template.
+var sandboxNoTemplate atomic.Bool
 
 // sandboxFlags returns the init's flags word.
 func sandboxFlags(noNet bool) string {

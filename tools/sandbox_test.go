@@ -422,21 +422,50 @@ cat ` + w.data + `/vault.env ` + w.project + `/.env; id -u`
 			script := `head -c 64 ` + disk + ` 2>&1; echo
 mknod ./blk b $(stat -c '%t %T' ` + disk + ` | while read ma mi; do echo $((16#$ma)) $((16#$mi)); done) 2>&1 && head -c 64 ./blk 2>&1; echo
 printf 'null:'; echo x > /dev/null && echo ok; printf 'zero:'; head -c 4 /dev/zero | xxd -p; python3 -c 'import os; m, s = os.openpty(); print("pty:ok")'`
-			out := a.run(t, w.project, nil, script, w.sandbox())
-			if leaks(out, w.canary) {
-				t.Errorf("root in the sandbox read the disk %s raw:\n%s", disk, out)
-			}
-			for _, want := range []string{"null:ok", "zero:00000000", "pty:ok"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("positive control: %q missing from the sandbox's /dev:\n%s", want, out)
+			// With hush's template (hush_sb_template) and, as where the
+			// kernel refuses it, with a /dev built in the sandbox.
+			for _, built := range []bool{false, true} {
+				sandboxNoTemplate.Store(built)
+				out := a.run(t, w.project, nil, script, w.sandbox())
+				sandboxNoTemplate.Store(false)
+				if leaks(out, w.canary) {
+					t.Errorf("root in the sandbox (/dev built there: %v) read the disk %s raw:\n%s", built, disk, out)
 				}
+				for _, want := range []string{"null:ok", "zero:00000000", "pty:ok"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("positive control: %q missing from the sandbox's /dev (built there: %v):\n%s", want, built, out)
+					}
+				}
+				os.Remove(w.project + "/blk")
 			}
-			os.Remove(w.project + "/blk")
-			out = a.run(t, w.project, nil, script, nil)
+			out := a.run(t, w.project, nil, script, nil)
 			if !leaks(out, w.canary) {
 				t.Fatalf("control: unsandboxed root did not read %s:\n%s", disk, out)
 			}
 			os.Remove(w.project + "/blk")
+		})
+		t.Run("root-cannot-change-the-next-dev", func(t *testing.T) {
+			// Every root sandbox's /dev comes from one read-only template
+			// (hush_sb_template): a tool that could change it would hand
+			// the next call a /dev/null of its making, and its /dev/shm
+			// would carry a canary to the next.
+			w := newWorld(t, a)
+			first := `rm -f /dev/null 2>&1; printf '` + w.canary + `' > /dev/null-planted 2>&1; ln -sf /proc/self/environ /dev/zero 2>&1
+chmod 777 /dev 2>&1; mkdir /dev/pts/x 2>&1; printf '` + w.canary + `' > /dev/shm/left; printf 'shm:'; cat /dev/shm/left; echo`
+			out := a.run(t, w.project, nil, first, w.sandbox())
+			if !strings.Contains(out, "shm:"+w.canary) {
+				t.Fatalf("positive control: the tool could not write its own /dev/shm:\n%s", out)
+			}
+			second := `cat /dev/null-planted /dev/shm/left 2>/dev/null; stat -c '%n %F %t:%T %a' /dev/null /dev/zero /dev; head -c 4 /dev/zero | xxd -p`
+			out = a.run(t, w.project, nil, second, w.sandbox())
+			if leaks(out, w.canary) {
+				t.Errorf("a root tool left something in the next call's /dev:\n%s", out)
+			}
+			for _, want := range []string{"/dev/null character special file 1:3 666", "/dev/zero character special file 1:5 666", "/dev directory 0:0 755", "\n00000000\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the next call's /dev is not as hush made it: %q missing:\n%s", want, out)
+				}
+			}
 		})
 	}
 }
