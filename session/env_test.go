@@ -3,10 +3,13 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor/events"
@@ -212,4 +215,36 @@ func TestListSessions(t *testing.T) {
 // storedValue reads name from the world's envfile directly, as bytes on disk.
 func (w *vaultWorld) storedValue(name string) (string, error) {
 	return vault.NewEnvFile(filepath.Join(w.dataDir, vault.EnvFileName)).Get(name)
+}
+
+// TestStartAgentStoppedWhileAnMCPServerStarts: SIGHUP while a hung MCP
+// server starts ends StartAgent at once with a *StoppedError naming the
+// signal (hush exits 129), not after the server's start_timeout. Not
+// parallel: the signal goes to the whole test process.
+func TestStartAgentStoppedWhileAnMCPServerStarts(t *testing.T) {
+	server := buildFaultServer(t)
+	w := newVaultWorld(t)
+	started := filepath.Join(t.TempDir(), "started")
+	toml := fmt.Sprintf("[mcp.hang]\ncommand = \"sh\"\nargs = [\"-c\", %q]\nstart_timeout = \"60s\"\n", "touch "+started+"; exec "+server+" -start hang")
+	if err := os.WriteFile(filepath.Join(w.configDir, config.FileName), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range 500 {
+			if _, err := os.Stat(started); err == nil {
+				_ = syscall.Kill(syscall.Getpid(), syscall.SIGHUP)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	begin := time.Now()
+	_, _, err := w.env("").StartAgent(Model{Provider: provider.Replay}, nil, nopEvents{}, nil)
+	var stopped *StoppedError
+	if !errors.As(err, &stopped) || stopped.Signal != syscall.SIGHUP || !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("StartAgent = %v, want a StoppedError for SIGHUP around ErrInterrupted\n%s", err, w.errOut)
+	}
+	if d := time.Since(begin); d > 30*time.Second {
+		t.Errorf("StartAgent waited %v: the server's start_timeout, not the signal, ended it", d)
+	}
 }

@@ -208,6 +208,9 @@ type Standalone struct {
 	Prompter executor.Prompter
 	Notice   func(string)
 	Version  string
+	// Sandbox is the servers' sandbox (HostSandbox for "mcp"), as in a
+	// session; nil runs them without one.
+	Sandbox *tools.Sandbox
 }
 
 // Start starts the named servers (every enabled one when none). An OAuth
@@ -220,7 +223,7 @@ func (s Standalone) options(signIn *mcp.SignIn) MCPOptions {
 	audit := auditlog.Open(filepath.Join(s.DataDir, auditlog.FileName))
 	audit.Notice = s.Notice
 	store, _ := s.Vault.(mcp.SecretStore)
-	return MCPOptions{Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
+	return MCPOptions{Sandbox: s.Sandbox, Servers: s.Servers, Dir: s.Dir, Ambient: s.Ambient, Vault: s.Vault, Scrub: s.Scrub,
 		Gate: Gate(s.Config, s.Prompter, false), Audit: audit, Session: NewID("mcp"), Version: s.Version,
 		UnsafeNoCredentialFilter: s.Config.Unsafe.NoCredentialFilter, Store: store, SignIn: signIn, Notice: s.Notice}
 }

@@ -23,7 +23,8 @@ func (e *Env) MCPServers() ([]mcp.Server, error) {
 }
 
 // StartMCP starts the named servers (all when none) outside a chat session
-// (Standalone): config.toml's rules and, on a terminal, a person to ask.
+// (Standalone): in the sandbox a session gives them, with config.toml's
+// rules and, on a terminal, a person to ask.
 func (e *Env) StartMCP(ctx context.Context, names ...string) (*mcp.Manager, error) {
 	lv, err := e.Vault()
 	if err != nil {
@@ -37,7 +38,11 @@ func (e *Env) StartMCP(ctx context.Context, names ...string) (*mcp.Manager, erro
 	if err != nil {
 		return nil, err
 	}
-	return Standalone{Config: e.cfg, Servers: servers, Dir: dir, DataDir: e.dirs.Data, Ambient: e.Ambient, Vault: lv, Scrub: e.scrub,
+	box, err := e.HostSandbox("mcp")
+	if err != nil {
+		return nil, err
+	}
+	return Standalone{Sandbox: box, Config: e.cfg, Servers: servers, Dir: dir, DataDir: e.dirs.Data, Ambient: e.Ambient, Vault: lv, Scrub: e.scrub,
 		Prompter: e.prompter(), Notice: e.Warn, Version: e.Version}.Start(ctx, names...)
 }
 

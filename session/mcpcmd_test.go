@@ -1,12 +1,17 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/vault"
 )
 
 // writeMCPJSON puts an mcpServers block in the world's mcp.json.
@@ -92,5 +97,48 @@ func TestMCPImport(t *testing.T) {
 	}
 	if err := w.env("").MCPImport(filepath.Join(w.project, "missing.json"), false); err == nil {
 		t.Error("importing a missing file succeeded")
+	}
+}
+
+// TestMCPListStartsServersInTheSandbox: `hush mcp list` starts a server in
+// the sandbox a session gives it: the server cannot read the vault file,
+// and sees only its own processes. The positive control is the same server
+// with [unsafe] no_sandbox: it reads the value. Checked on the raw bytes
+// the server wrote, not on what hush shows.
+func TestMCPListStartsServersInTheSandbox(t *testing.T) {
+	t.Parallel()
+	if st := tools.SandboxStatus(); !st.Namespaces {
+		t.Skipf("the kernel refuses the sandbox here: %s", st.Reason)
+	}
+	const value = "vaultcanary-5e6f7a8b9c0d"
+	for _, sandboxed := range []bool{true, false} {
+		w := newVaultWorld(t)
+		if err := w.env(value).VaultSet("SOME_TOKEN"); err != nil {
+			t.Fatal(err)
+		}
+		seen := filepath.Join(t.TempDir(), "seen")
+		script := "cat " + filepath.Join(w.dataDir, vault.EnvFileName) + " > " + seen + " 2>&1; ls /proc | grep -c '^[0-9]' >> " + seen + "; exit 1"
+		js, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"peek": map[string]any{"command": "sh", "args": []string{"-c", script}}}})
+		w.writeMCPJSON(t, string(js))
+		if !sandboxed {
+			if err := os.WriteFile(filepath.Join(w.configDir, config.FileName), []byte("[unsafe]\nno_sandbox = true\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.env("").MCPList(false); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(seen)
+		if err != nil {
+			t.Fatalf("sandboxed=%v: the server wrote nothing: %v\n%s", sandboxed, err, w.out)
+		}
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		procs, _ := strconv.Atoi(lines[len(lines)-1])
+		switch {
+		case sandboxed && (bytes.Contains(raw, []byte(value)) || procs > 10):
+			t.Errorf("hush mcp list ran the server outside the sandbox: it read the vault or saw %d processes:\n%s", procs, raw)
+		case !sandboxed && !bytes.Contains(raw, []byte(value)):
+			t.Errorf("control: without the sandbox the server did not read the vault file:\n%s", raw)
+		}
 	}
 }

@@ -315,7 +315,7 @@ func TestVaultListAndRm(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := w.out.String()
-	if !strings.Contains(list, "API_TOKEN") || !strings.Contains(list, "DOTENV_ONLY") || strings.Contains(list, vaultCanary) {
+	if !strings.Contains(list, "API_TOKEN") || !strings.Contains(list, ".env ("+filepath.Join(w.project, ".env")+"; move it with") || strings.Contains(list, vaultCanary) {
 		t.Errorf("vault list:\n%s", list)
 	}
 	w.out.Reset()

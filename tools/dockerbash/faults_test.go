@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,13 @@ import (
 // socketProxy forwards a unix socket to the engine's, and can be cut (every
 // connection closed, nothing listening) and restored, as an engine that
 // stops or a socket that goes away mid-call.
+//
+// A cut is at once: it first stops every connection forwarding (the
+// generation's cut flag), then closes them. Closed one by one, the first
+// closed (the call's wait) let the tool react while a pooled connection
+// was still open, and its removal reached the engine after the "cut" — on
+// a loaded machine, now and then, the container "that could not be
+// removed" was gone.
 type socketProxy struct {
 	t      *testing.T
 	path   string
@@ -27,6 +35,23 @@ type socketProxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  []net.Conn
+	gen    *proxyGen // the current listener's connections
+}
+
+// proxyGen is one restore's connections: cut is set before any closes.
+type proxyGen struct{ cut atomic.Bool }
+
+// gated forwards to w until its generation is cut.
+type gated struct {
+	w   io.Writer
+	gen *proxyGen
+}
+
+func (g gated) Write(b []byte) (int, error) {
+	if g.gen.cut.Load() {
+		return 0, net.ErrClosed
+	}
+	return g.w.Write(b)
 }
 
 func newSocketProxy(t *testing.T, ambient map[string]string) *socketProxy {
@@ -45,8 +70,9 @@ func (p *socketProxy) restore() {
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	gen := &proxyGen{}
 	p.mu.Lock()
-	p.ln = ln
+	p.ln, p.gen = ln, gen
 	p.mu.Unlock()
 	go func() {
 		for {
@@ -60,10 +86,17 @@ func (p *socketProxy) restore() {
 				continue
 			}
 			p.mu.Lock()
+			if gen.cut.Load() {
+				// Accepted before a cut it must not outlive.
+				p.mu.Unlock()
+				c.Close()
+				up.Close()
+				continue
+			}
 			p.conns = append(p.conns, c, up)
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
+			go func() { _, _ = io.Copy(gated{up, gen}, c); up.Close() }()
+			go func() { _, _ = io.Copy(gated{c, gen}, up); c.Close() }()
 		}
 	}()
 }
@@ -71,6 +104,9 @@ func (p *socketProxy) restore() {
 func (p *socketProxy) cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.gen != nil {
+		p.gen.cut.Store(true)
+	}
 	if p.ln != nil {
 		p.ln.Close()
 		p.ln = nil

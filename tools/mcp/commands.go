@@ -25,8 +25,7 @@ func Configured(servers []Server) []Status {
 		if s.Disabled {
 			state = Disabled
 		}
-		st = append(st, Status{Name: s.Name, Source: s.Source, State: state,
-			Command: strings.Join(append([]string{s.Command}, s.Args...), " ")})
+		st = append(st, Status{Name: s.Name, Source: s.Source, State: state, Command: commandLine(s)})
 	}
 	return st
 }
@@ -160,6 +159,11 @@ func (f ImportFile) Run(w io.Writer) error {
 	if len(plan.Rules) > 0 {
 		fmt.Fprintf(w, "\nEach server asks for its secrets when it starts. To allow them without asking, add to %s:\n\n%s\n",
 			f.ConfigTOML, strings.Join(plan.Rules, "\n\n"))
+	}
+	for _, n := range added {
+		if plan.Add[n].OAuth {
+			fmt.Fprintf(w, "\n%s signs in with OAuth: %s.\n", n, LoginHint(n))
+		}
 	}
 	fmt.Fprintln(w, "\nCheck with: hush mcp list")
 	return nil

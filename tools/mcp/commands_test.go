@@ -93,3 +93,13 @@ func TestImportFileRun(t *testing.T) {
 		t.Errorf("malformed import: %v", err)
 	}
 }
+
+// `hush mcp list --no-start` shows a remote server by its URL (without its
+// query) and transport, as the started list does.
+func TestConfiguredShowsARemoteServersURL(t *testing.T) {
+	t.Parallel()
+	st := mcp.Configured([]mcp.Server{{Name: "linear", URL: "https://mcp.linear.app/mcp?k=v", OAuth: true}})
+	if len(st) != 1 || st[0].Command != "https://mcp.linear.app/mcp (http, oauth)" {
+		t.Fatalf("configured %+v", st)
+	}
+}

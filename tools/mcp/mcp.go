@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hushcli/hush/executor"
@@ -187,6 +188,10 @@ type Manager struct {
 	order   []string
 	red     *redact.Redactor
 	closed  bool
+	// started is set once Start has returned: from then on no sign-in is
+	// shown (it would land in the middle of a turn), and an OAuth server
+	// that needs one says to run hush mcp login.
+	started atomic.Bool
 }
 
 type server struct {
@@ -246,6 +251,7 @@ func NewManager(opts Options) (*Manager, error) {
 // which. Secrets are resolved one server at a time, since the gate may ask
 // the user; the servers then start in parallel.
 func (m *Manager) Start(ctx context.Context, names ...string) {
+	defer m.started.Store(true)
 	if len(names) == 0 {
 		names = m.order
 	}
@@ -417,7 +423,7 @@ func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide
 		return
 	}
 	c.hide, c.tokens = hide, tokens
-	if tokens.didSignIn() && m.opts.SignIn != nil {
+	if tokens.didSignIn() && m.opts.SignIn != nil && m.opts.SignIn.Out != nil {
 		fmt.Fprintf(m.opts.SignIn.Out, "hush: signed in to mcp server %q; its tokens are in the vault as %s\n", s.cfg.Name, tokens.name)
 	}
 	m.running(s, c, list)

@@ -233,10 +233,18 @@ func (m *Manager) oauthTokens(ctx context.Context, s *server, turn int) (*tokenS
 			}
 		}
 	}
-	if m.opts.SignIn == nil {
+	if m.signIn() == nil {
 		return nil, nil
 	}
 	return t, nil
+}
+
+// signIn is the person to sign in with now: none once Start has returned.
+func (m *Manager) signIn() *SignIn {
+	if m.started.Load() {
+		return nil
+	}
+	return m.opts.SignIn
 }
 
 // stored reports whether the vault holds name, without reading its value.
@@ -292,7 +300,21 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		resp.Body.Close()
 		return failed
 	}
-	err := h.authorize(ctx, req, resp)
+	si := h.m.signIn()
+	if si == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		// Mid-session, a sign-in made meanwhile (hush mcp login in another
+		// terminal) is picked up from the vault.
+		if h.m.started.Load() && h.reload(ctx) {
+			return nil
+		}
+		h.mu.Lock()
+		h.needed = true
+		h.mu.Unlock()
+		return fmt.Errorf("%w; %s", errNeedsSignIn, LoginHint(h.s.Name))
+	}
+	err := h.authorize(ctx, si, req, resp)
 	if err != nil {
 		h.mu.Lock()
 		h.failed = err
@@ -301,16 +323,32 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return err
 }
 
-func (h *oauthHandler) authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	si := h.m.opts.SignIn
-	if si == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		resp.Body.Close()
-		h.mu.Lock()
-		h.needed = true
-		h.mu.Unlock()
-		return errNeedsSignIn
+// reload reads the server's tokens from the vault again, through the gate,
+// and reports whether they are new ones for this server's URL.
+func (h *oauthHandler) reload(ctx context.Context) bool {
+	t := h.tokens
+	if !h.m.stored(t.name) {
+		return false
 	}
+	v, err := h.m.opts.Grant(ctx, h.s.Name, 0)(t.name)
+	if err != nil {
+		return false
+	}
+	var st storedTokens
+	if json.Unmarshal([]byte(v), &st) != nil || st.AccessToken == "" || st.TokenURL == "" || st.URL != h.s.URL {
+		return false
+	}
+	t.mu.Lock()
+	same := st.AccessToken == t.meta.AccessToken
+	t.mu.Unlock()
+	if same {
+		return false
+	}
+	t.load(st)
+	return true
+}
+
+func (h *oauthHandler) authorize(ctx context.Context, si *SignIn, req *http.Request, resp *http.Response) error {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", h.s.CallbackPort))
 	if err != nil {
 		resp.Body.Close()

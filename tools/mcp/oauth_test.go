@@ -370,3 +370,117 @@ func TestOAuthRevokedSignInSaysHowToSignInAgain(t *testing.T) {
 		t.Errorf("positive control: the stored token was not tried (%d requests)", len(b))
 	}
 }
+
+// With xdg-open installed, a desktop and a terminal, hush offers to open
+// the URL: Enter runs xdg-open with it (here a script that plays the
+// browser), and the sign-in completes. The offer needs none of this: the
+// other tests open the URL by hand.
+func TestOAuthEnterOpensTheURLWithXdgOpen(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t)
+	w := newOAuthWorld(t)
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened")
+	script := "#!/bin/sh\nprintf %s \"$1\" > " + opened + ".tmp && mv " + opened + ".tmp " + opened + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	var screen syncBuffer
+	m, err := mcp.NewManager(mcp.Options{Servers: []mcp.Server{oauthServer("linear", srv.URL)}, Dir: w.dir,
+		Ambient: map[string]string{"PATH": bin + ":/usr/bin:/bin", "DISPLAY": ":0", "HOME": w.dir},
+		Grant:   w.grant, Store: w.vault, SignIn: &mcp.SignIn{Out: &screen, In: pr, Timeout: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(screen.String(), "press Enter to open it with xdg-open") {
+			if time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_, _ = pw.Write([]byte("\n"))
+		for time.Now().Before(deadline) {
+			link, err := os.ReadFile(opened)
+			if err == nil {
+				if resp, err := http.Get(string(link)); err == nil {
+					resp.Body.Close()
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	m.Start(context.Background())
+	if st := m.Status()[0]; st.State != mcp.Running {
+		t.Fatalf("status %q\n%s", st.Describe(), screen.String())
+	}
+	if srv.Authorizes() != 1 {
+		t.Errorf("%d sign-ins", srv.Authorizes())
+	}
+}
+
+// A server that wants an OAuth sign-in, configured without oauth = true
+// (as peers' configs leave it): the reason says what to add.
+func TestOAuthChallengeWithoutOAuthSaysWhatToAdd(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t)
+	w := newOAuthWorld(t)
+	s := oauthServer("notion", srv.URL)
+	s.OAuth = false
+	m := w.manager(s, nil)
+	m.Start(context.Background())
+	st := m.Status()[0]
+	want := "the server asks for an OAuth sign-in (HTTP 401 with a Bearer challenge): add oauth = true to its settings (in mcp.json: \"oauth\": {}), then run `hush mcp login notion` at a terminal to sign in"
+	if st.State != mcp.Failed || st.Reason != want {
+		t.Fatalf("status %q\nwant reason %q", st.Describe(), want)
+	}
+	if len(srv.Bearers()) == 0 {
+		t.Error("positive control: the server was not contacted")
+	}
+}
+
+// Mid-session, a sign-in the server stops accepting is never shown as a
+// sign-in in the middle of a turn: the call fails saying how to sign in,
+// and once `hush mcp login` stored new tokens, the next call uses them.
+func TestOAuthMidSessionRevokeThenLoginElsewhere(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t)
+	w := newOAuthWorld(t)
+	storeTokens(t, w, srv, "linear", srv.URL, time.Now().Add(time.Hour))
+	var screen syncBuffer
+	m := w.manager(oauthServer("linear", srv.URL), &mcp.SignIn{Out: &screen, Timeout: time.Minute})
+	m.Start(context.Background())
+	if st := m.Status()[0]; st.State != mcp.Running {
+		t.Fatalf("status %q", st.Describe())
+	}
+	callWhoami(t, m, "linear")
+	srv.Revoke()
+	var out bytes.Buffer
+	res, err := m.Call(context.Background(), 2, "linear", "whoami", map[string]any{}, &out)
+	msg := fmt.Sprint(err, res.Status, out.String())
+	t.Logf("the call after the revoke: %s", msg)
+	if (err == nil && !res.IsError) || !strings.Contains(msg, "expired or was revoked; run `hush mcp login linear` at a terminal") {
+		t.Fatalf("call after revoke: %v %+v %q", err, res, out.String())
+	}
+	if strings.Contains(screen.String(), "asks you to sign in") || srv.Authorizes() != 0 {
+		t.Fatalf("a sign-in was started mid-session:\n%s", screen.String())
+	}
+	access, _ := storeTokens(t, w, srv, "linear", srv.URL, time.Now().Add(time.Hour)) // hush mcp login, elsewhere
+	callWhoami(t, m, "linear")
+	if b := srv.Bearers(); b[len(b)-1] != access {
+		t.Error("the new sign-in was not used")
+	}
+	for _, tok := range srv.Issued() {
+		if strings.Contains(msg, tok) {
+			t.Error("a token is in the call's error")
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hushcli/hush/tools"
@@ -98,6 +99,9 @@ type headerTransport struct {
 	scheme  string
 	host    string
 	headers http.Header
+	// challenged is set when the server answered 401 with a Bearer
+	// challenge: it wants an OAuth sign-in.
+	challenged atomic.Bool
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -107,7 +111,15 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[k] = append([]string(nil), vs...)
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		for _, c := range resp.Header.Values("WWW-Authenticate") {
+			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "bearer") {
+				t.challenged.Store(true)
+			}
+		}
+	}
+	return resp, err
 }
 
 // dialRemote connects to a remote server with headers and lists its tools
@@ -125,7 +137,8 @@ func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Cl
 		}
 		hc.Jar = base.Jar
 	}
-	hc.Transport = &headerTransport{base: rt, scheme: u.Scheme, host: u.Host, headers: headers}
+	ht := &headerTransport{base: rt, scheme: u.Scheme, host: u.Host, headers: headers}
+	hc.Transport = ht
 	var transport sdk.Transport
 	switch s.Transport {
 	case TransportSSE:
@@ -164,6 +177,11 @@ func dialRemote(ctx context.Context, client *sdk.Client, s Server, base *http.Cl
 			why = fmt.Sprintf("did not finish %s within %s", step, startTimeout)
 		case intr:
 			why = "start interrupted during " + step
+		case oauth == nil && headers.Get("Authorization") == "" && ht.challenged.Load():
+			// What a peer does on its own (Claude Code, VS Code), hush
+			// does when asked: the sign-in reads and writes the vault.
+			why = fmt.Sprintf("the server asks for an OAuth sign-in (HTTP 401 with a Bearer challenge): add oauth = true to its settings (in mcp.json: \"oauth\": {}), then %s",
+				LoginHint(s.Name))
 		default:
 			why = step + " failed: " + shorten(err.Error(), 300)
 		}
