@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // userPrompts is every user message the model was sent, in order, per
@@ -169,6 +170,45 @@ func TestChatPathFirstMessageGoesToTheModel(t *testing.T) {
 	prompts := model.userPrompts()
 	if len(prompts) != 2 || strings.Join(prompts[1], "|") != "/etc/hosts has a typo|/help me" {
 		t.Errorf("the model was sent %q", prompts)
+	}
+}
+
+// TestChatWrapsLongLinesItself: on a narrow terminal a tool call and an
+// output line wider than it are printed as rows no wider than the
+// terminal. Left to the terminal's own wrap, the last row kept the old
+// status line's text after it (bubbletea clears the rest of a row only
+// for a line narrower than the terminal).
+func TestChatWrapsLongLinesItself(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	long := strings.Repeat("a", 150)
+	model := newFakeModel(t, step{calls: []fakeCall{{"bash", map[string]any{"script": "echo " + long + "; echo done"}}}},
+		step{text: "finished"})
+	w.fakeModelConfig(model, "[[rules]]\ngate = \"tool.run:bash\"\nsubject = \"bash\"\ndecision = \"allow\"\n")
+	const cols = 60
+	tm := startPTYSize(t, w, 30, cols, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("go\r")
+	tm.expect("finished", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	seen := 0
+	// Runs of text the terminal draws in one go: a line break, a carriage
+	// return or a cursor move ends one.
+	moves := regexp.MustCompile(`\x1b\[[0-9;?]*[A-HJKSTf]|\r|\n`)
+	for _, row := range moves.Split(tm.Raw(), -1) {
+		row = ansi.ReplaceAllString(row, "")
+		if strings.Contains(row, "● bash") || strings.Contains(row, "│ aaaa") {
+			seen++
+			if n := utf8.RuneCountInString(row); n > cols {
+				t.Errorf("a row of %d columns on a %d-column terminal: %q", n, cols, row)
+			}
+		}
+	}
+	if seen < 2 {
+		t.Errorf("the call and its output line were not found:\n%s", tm.Screen())
 	}
 }
 

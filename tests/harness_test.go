@@ -165,10 +165,16 @@ type term struct {
 
 func startPTY(t *testing.T, w *world, args ...string) *term {
 	t.Helper()
+	return startPTYSize(t, w, 50, 160, args...)
+}
+
+// startPTYSize is startPTY on a terminal of rows × cols.
+func startPTYSize(t *testing.T, w *world, rows, cols uint16, args ...string) *term {
+	t.Helper()
 	cmd := exec.Command(hushBin, args...)
 	cmd.Env = w.env
 	cmd.Dir = w.project
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,13 +236,17 @@ func (tm *term) expect(s string, timeout time.Duration) {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if strings.Contains(tm.Screen(), s) {
+		// hush wraps a line wider than the terminal itself: s may be
+		// split across rows.
+		if sc := tm.Screen(); strings.Contains(sc, s) || strings.Contains(unwrap.Replace(sc), s) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	tm.t.Fatalf("timed out waiting for %q; screen:\n%s", s, tm.Screen())
 }
+
+var unwrap = strings.NewReplacer("\r\n", "", "\n", "")
 
 func (tm *term) send(s string) {
 	tm.t.Helper()

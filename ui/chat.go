@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
@@ -178,6 +179,13 @@ func (c *Chat) print(s string) {
 	if c.prog == nil {
 		fmt.Fprintln(c.cfg.Out, s)
 		return
+	}
+	// A line wider than the terminal is wrapped here: bubbletea clears
+	// the rest of a printed row only for a line narrower than the
+	// terminal, so the terminal's own wrap left the status line's old
+	// text after the last row of a long tool call or output line.
+	if w := int(c.width.Load()); w > 0 && ansi.StringWidth(s) > w {
+		s = ansi.Hardwrap(s, w, true)
 	}
 	c.printMu.Lock()
 	defer c.printMu.Unlock()
