@@ -80,6 +80,9 @@ func asExit(err error) *exitError {
 func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
 	err := cliApp.Run(args)
+	if err != nil {
+		err = noHelpTopic(err)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -101,11 +104,58 @@ func (a *app) cliApp() *cli.App {
 			if c.OnUsageError == nil {
 				c.OnUsageError = usageError
 			}
+			refuseStrayArgs(c)
 			walk(c.Subcommands)
 		}
 	}
 	walk(app.Commands)
 	return app
+}
+
+// refuseStrayArgs makes a word hush does not know an error, not something
+// quietly ignored: `hush vault frob` said "No help topic for 'frob'" (exit
+// 1), and `hush audit frob` ran the whole audit. A command with
+// subcommands calls an unknown one by name; a leaf without ArgsUsage
+// takes no arguments at all.
+func refuseStrayArgs(c *cli.Command) {
+	if c.Hidden || c.Name == "help" {
+		return
+	}
+	orig := c.Action
+	switch {
+	case len(c.Subcommands) > 0:
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.Args().Present() {
+				return &exitError{exitUsage, fmt.Errorf("unknown command %q (see %s --help)", ctx.Command.HelpName+" "+ctx.Args().First(), ctx.Command.HelpName)}
+			}
+			if orig == nil {
+				return cli.ShowSubcommandHelp(ctx)
+			}
+			return orig(ctx)
+		}
+	case c.ArgsUsage == "" && orig != nil:
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.Args().Present() {
+				return &exitError{exitUsage, fmt.Errorf("%s takes no arguments (got %q; see %s --help)", ctx.Command.HelpName, ctx.Args().First(), ctx.Command.HelpName)}
+			}
+			return orig(ctx)
+		}
+	}
+}
+
+// noHelpTopic turns urfave/cli's "No help topic for 'x'" (`hush help x`)
+// into hush's one sentence for an unknown command, with the usage exit.
+func noHelpTopic(err error) error {
+	var ec cli.ExitCoder
+	if !errors.As(err, &ec) {
+		return err
+	}
+	topic, ok := strings.CutPrefix(ec.Error(), "No help topic for '")
+	if !ok {
+		return err
+	}
+	topic, _, _ = strings.Cut(topic, "'")
+	return &exitError{exitUsage, fmt.Errorf("no help for %q: hush has no such command (see hush --help)", topic)}
 }
 
 // hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli

@@ -145,6 +145,33 @@ func TestSlashCommandsAreLocal(t *testing.T) {
 	}
 }
 
+// TestChatPathFirstMessageGoesToTheModel: a message that starts with a
+// path ("/etc/hosts has a typo") is a prompt, not an unknown slash command;
+// "//x" sends "/x".
+func TestChatPathFirstMessageGoesToTheModel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "first answer"}, step{text: "second answer"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("/etc/hosts has a typo\r")
+	tm.expect("first answer", 20*time.Second)
+	tm.send("//help me\r")
+	tm.expect("second answer", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	if strings.Contains(tm.Screen(), "unknown command") {
+		t.Errorf("a path was taken for a command:\n%s", tm.Screen())
+	}
+	prompts := model.userPrompts()
+	if len(prompts) != 2 || strings.Join(prompts[1], "|") != "/etc/hosts has a typo|/help me" {
+		t.Errorf("the model was sent %q", prompts)
+	}
+}
+
 // sgrBefore matches text drawn right after a colour or weight sequence.
 func sgrBefore(text string) *regexp.Regexp {
 	return regexp.MustCompile(`\x1b\[[0-9;]*m(\x1b\[[0-9;]*m)*` + regexp.QuoteMeta(text))

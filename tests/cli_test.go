@@ -25,6 +25,17 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"vault", "list", "--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush vault list [options]"}, []string{"USAGE:"}},
 		{[]string{"help"}, 0, []string{"USAGE:", "run "}, nil},
 		{[]string{"help", "run"}, 0, []string{"hush run - run one agent turn"}, nil},
+		// A word hush does not know is an error, never help or a silently
+		// ignored argument (`hush audit frob` ran the whole audit).
+		{[]string{"vault", "frob"}, 2, []string{`hush: unknown command "hush vault frob" (see hush vault --help)`}, []string{"No help topic", "USAGE:"}},
+		{[]string{"mcp", "frob"}, 2, []string{`hush: unknown command "hush mcp frob" (see hush mcp --help)`}, []string{"No help topic"}},
+		{[]string{"audit", "frob"}, 2, []string{`hush: unknown command "hush audit frob" (see hush audit --help)`}, []string{"PATH"}},
+		{[]string{"sessions", "frob"}, 2, []string{`hush: unknown command "hush sessions frob"`}, []string{"FIRST PROMPT"}},
+		{[]string{"help", "frob"}, 2, []string{`hush: no help for "frob": hush has no such command (see hush --help)`}, []string{"No help topic"}},
+		{[]string{"env", "frob"}, 2, []string{`hush: hush env takes no arguments (got "frob"; see hush env --help)`}, []string{"HOME="}},
+		{[]string{"vault", "list", "frob"}, 2, []string{`hush: hush vault list takes no arguments (got "frob"`}, []string{"NAME"}},
+		{[]string{"vault"}, 0, []string{"USAGE:", "set "}, nil},
+		{[]string{"sessions"}, 0, []string{"No sessions yet"}, []string{"unknown"}},
 	} {
 		out, code := runHushWithin(t, w, 20*time.Second, tc.args...)
 		if code != tc.code {

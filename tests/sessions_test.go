@@ -76,6 +76,30 @@ func TestResumeAfterKill9LosesNoCompletedTurn(t *testing.T) {
 	}
 }
 
+// TestResumePickerEscLeaves: Esc at the --resume picker leaves it, as
+// Ctrl-C does, instead of doing nothing; the model is never called.
+func TestResumePickerEscLeaves(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{text: "hello"})
+	w.fakeModelConfig(model, "")
+	if _, stderr, code := runJSON(t, w, "run", "--json", "the first session"); code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	before := model.Requests()
+	tm := startPTY(t, w, "chat", "--resume")
+	tm.expect("Resume which session?", 20*time.Second)
+	tm.expect("the first session", 5*time.Second)
+	tm.send("\x1b")
+	tm.expect("no session picked", 5*time.Second)
+	if code := tm.wait(10 * time.Second); code != 1 {
+		t.Errorf("Esc at the picker: exit %d, want 1", code)
+	}
+	if model.Requests() != before {
+		t.Error("the model was called after the picker was left")
+	}
+}
+
 // TestContinueRefusesAnotherProjectsSession: the data dir is shared by
 // every project; --continue and --resume pick only the current project's.
 func TestContinueRefusesAnotherProjectsSession(t *testing.T) {

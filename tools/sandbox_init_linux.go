@@ -659,7 +659,7 @@ struct hush_sb_spawn_args {
 	const char *dir;
 	int fds[3];
 	int pdeathsig;
-	int nssock; // sends the new mount namespace to hush, or -1
+	int nsfd;   // out: the new mount namespace, opened in hush's descriptor table, or -1
 	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
 	const char *masks, *end; // the masks part of a plan
@@ -675,31 +675,16 @@ struct hush_sb_spawn_args {
 // blocked (hush_sb_spawn), so no Go handler can run here.
 static int hush_sb_spawn_child(void *p) {
 	struct hush_sb_spawn_args *a = p;
-	if (a->nssock >= 0) {
-		// A reference to this mount namespace, for hush: the tool's
-		// exit then only drops one, and unmounting the namespace's
-		// mounts (an RCU grace period, every superblock) happens when
-		// hush closes it, after the call has ended and off its path.
-		int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-		if (ns >= 0) {
-			char cbuf[CMSG_SPACE(sizeof(int))];
-			memset(cbuf, 0, sizeof cbuf);
-			char byte = 0;
-			struct iovec iov = {&byte, 1};
-			struct msghdr msg;
-			memset(&msg, 0, sizeof msg);
-			msg.msg_iov = &iov;
-			msg.msg_iovlen = 1;
-			msg.msg_control = cbuf;
-			msg.msg_controllen = sizeof cbuf;
-			struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &ns, sizeof(int));
-			(void)sendmsg(a->nssock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-			close(ns);
-		}
+	// A reference to this mount namespace, for hush: the tool's exit then
+	// only drops one, and unmounting the namespace's mounts (an RCU grace
+	// period, every superblock) happens when hush closes it, after the
+	// call has ended and off its path. The child starts in hush's own
+	// descriptor table (CLONE_FILES), so the reference opened here is
+	// hush's at once; then it takes a copy of the table for itself, before
+	// it touches any other descriptor.
+	a->nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (unshare(CLONE_FILES) != 0) {
+		_exit(HUSH_SB_FAIL);
 	}
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
@@ -782,62 +767,44 @@ static int hush_sb_spawn(const char *path, char *const *argv, char *const *envp,
 	a.fds[1] = fd1;
 	a.fds[2] = fd2;
 	a.pdeathsig = pdeathsig;
-	int sv[2] = {-1, -1};
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		sv[0] = sv[1] = -1;
-	}
-	a.nssock = sv[1];
+	a.nsfd = -1;
 	a.net = strchr(flags, 'N') != NULL;
 	a.masks = flags + strlen(flags) + 1;
 	a.end = plan + len;
 	a.uid = getuid();
 	a.gid = getgid();
 	a.tfd = a.uid == 0 && tmpl >= 0 ? (int)syscall(SYS_open_tree, tmpl, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000) : -1;
-	size_t stack_size = 256 << 10;
-	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
-		int e = errno;
-		if (a.tfd >= 0) {
-			close(a.tfd);
+	// The child's stack, made once: one child at a time uses it
+	// (spawnMu), and only until it execs, before clone returns here. An
+	// mmap and munmap per call cost more than that (the munmap stops every
+	// other thread of hush's to flush its TLB).
+	static char *stack;
+	const size_t stack_size = 256 << 10;
+	if (stack == NULL) {
+		char *s = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (s == MAP_FAILED) {
+			int e = errno;
+			if (a.tfd >= 0) {
+				close(a.tfd);
+			}
+			return -e;
 		}
-		if (sv[0] >= 0) {
-			close(sv[0]);
-			close(sv[1]);
-		}
-		return -e;
+		stack = s;
 	}
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int cflags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (a.net ? CLONE_NEWNET : 0);
+	int cflags = CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (a.net ? CLONE_NEWNET : 0);
 	int pid = clone(hush_sb_spawn_child, stack + stack_size, cflags, &a);
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, stack_size);
 	if (a.tfd >= 0) {
 		close(a.tfd);
 	}
-	if (sv[0] >= 0) {
-		if (pid >= 0) {
-			char cbuf[CMSG_SPACE(sizeof(int))];
-			char byte;
-			struct iovec iov = {&byte, 1};
-			struct msghdr msg;
-			memset(&msg, 0, sizeof msg);
-			msg.msg_iov = &iov;
-			msg.msg_iovlen = 1;
-			msg.msg_control = cbuf;
-			msg.msg_controllen = sizeof cbuf;
-			if (recvmsg(sv[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) == 1) {
-				struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-				if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-				    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-					memcpy(nsfd, CMSG_DATA(c), sizeof(int));
-				}
-			}
-		}
-		close(sv[0]);
-		close(sv[1]);
+	if (pid > 0) {
+		*nsfd = a.nsfd;
+	} else if (a.nsfd >= 0) {
+		close(a.nsfd);
 	}
 	return pid < 0 ? -e : pid;
 }
@@ -920,13 +887,7 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 	}()
 	d.copies = make(chan error, 3)
 	var copyFns []func() error
-	devNull := func(flag int) (*os.File, error) {
-		f, err := os.OpenFile(os.DevNull, flag, 0)
-		if err == nil {
-			childEnds = append(childEnds, f)
-		}
-		return f, err
-	}
+	devNull := sharedDevNull
 	var fds [3]*os.File
 	switch r := c.Stdin.(type) {
 	case nil:
@@ -1092,6 +1053,33 @@ func (d *directStart) wait(c *exec.Cmd) error {
 		err = copyErr
 	}
 	return err
+}
+
+// devNulls are /dev/null opened once for reading (flag os.O_RDONLY) and
+// once for writing, the standard streams of a sandboxed child that has
+// none: each start opened its own before, six syscalls apiece through
+// os.OpenFile. The child gets duplicates; these stay open. An open that
+// failed is tried again on the next start.
+var devNulls struct {
+	sync.Mutex
+	f [2]*os.File
+}
+
+func sharedDevNull(flag int) (*os.File, error) {
+	i := 0
+	if flag != os.O_RDONLY {
+		i, flag = 1, os.O_WRONLY
+	}
+	devNulls.Lock()
+	defer devNulls.Unlock()
+	if devNulls.f[i] == nil {
+		f, err := os.OpenFile(os.DevNull, flag, 0)
+		if err != nil {
+			return nil, err
+		}
+		devNulls.f[i] = f
+	}
+	return devNulls.f[i], nil
 }
 
 // sandboxTemplate is hush_sb_template's mount, made once, for root: -1

@@ -691,7 +691,7 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 	}
 	m.histIdx, m.draft = len(m.hist), ""
 	echo := m.c.st.prompt.Render("› ") + strings.ReplaceAll(outbuf.Sanitize(prompt), "\n", "\n  ")
-	if strings.HasPrefix(prompt, "/") && !strings.HasPrefix(prompt, "//") {
+	if isCommand(prompt) {
 		name, arg, _ := strings.Cut(prompt, " ")
 		for _, sc := range m.c.cfg.Commands {
 			if sc.Name == name && sc.Run != nil {
@@ -709,7 +709,9 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Println(echo + "\n" + out + "\n")
 	}
-	prompt = strings.TrimPrefix(prompt, "/") // "//x" sends "/x"
+	if strings.HasPrefix(prompt, "//") {
+		prompt = prompt[1:] // "//x" sends "/x"
+	}
 	return m.startTurn(echo, func(ctx context.Context) error { return m.c.cfg.Turn(ctx, prompt) })
 }
 

@@ -108,11 +108,20 @@ func (p Plain) Run() error {
 			mu.Unlock()
 			close(done)
 		}
-		if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
-			p.Command(ctx, p.Out, cmd, strings.TrimSpace(arg))
+		if isCommand(line) {
+			// Answered here, never sent to the model (a /help that
+			// reached it could run a tool).
+			if cmd, arg, _ := strings.Cut(line, " "); cmd == "/resume" || cmd == "/compact" {
+				p.Command(ctx, p.Out, cmd, strings.TrimSpace(arg))
+			} else {
+				p.slash(cmd)
+			}
 			endTurn()
 			cancel()
 			continue
+		}
+		if strings.HasPrefix(line, "//") {
+			line = line[1:] // "//x" sends "/x"
 		}
 		res, err := p.Agent.RunTurn(ctx, p.Conv.Messages(), strings.TrimSpace(line))
 		p.Conv.Add(res.Turn, p.Repair(res.Messages))
@@ -130,5 +139,26 @@ func (p Plain) Run() error {
 			}
 		}
 		cancel()
+	}
+}
+
+// slash answers the slash commands plain chat has besides /resume,
+// /compact and /exit; the rest are the full UI's.
+func (p Plain) slash(cmd string) {
+	switch cmd {
+	case "/help":
+		fmt.Fprint(p.Out, "Commands (answered by hush, never sent to the model):\n"+
+			"  /clear         start a new conversation (the model forgets the earlier turns)\n"+
+			"  /compact [N]   replace older turns by a summary the model writes (keep the last N verbatim)\n"+
+			"  /resume [ID]   switch to an earlier session of this project\n"+
+			"  /exit          leave hush (also /quit, Ctrl-D)\n"+
+			"/model, /tools and /usage are in the full chat (without --plain, at a terminal). Start a message with // to send it to the model as /…\n")
+	case "/clear":
+		*p.Conv = transcript.Conversation{}
+		fmt.Fprintln(p.Out, "(new conversation: the model remembers nothing of the earlier turns)")
+	case "/model", "/tools", "/usage":
+		fmt.Fprintf(p.Out, "%s is in the full chat only (without --plain, at a terminal); /help lists what works here\n", cmd)
+	default:
+		fmt.Fprintf(p.Out, "unknown command %s — /help lists the commands; start a message with // to send it to the model as /…\n", outbuf.Sanitize(cmd))
 	}
 }

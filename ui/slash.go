@@ -33,6 +33,18 @@ func (m *model) all() []command {
 	return append(out, commands[len(commands)-1])
 }
 
+// isCommand reports whether a prompt is a slash command for hush: it
+// starts with one "/" and its first word is a name, not a path — "/etc/hosts
+// has a typo" and "/tmp/x.log: why?" are messages for the model. "//x"
+// sends "/x" to the model.
+func isCommand(prompt string) bool {
+	if !strings.HasPrefix(prompt, "/") || strings.HasPrefix(prompt, "//") {
+		return false
+	}
+	name := strings.Fields(prompt)[0]
+	return !strings.Contains(name[1:], "/")
+}
+
 func lookup(name string) (command, bool) {
 	if name == "/quit" {
 		name = "/exit"

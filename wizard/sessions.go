@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/huh"
 )
 
@@ -25,7 +26,11 @@ func PickSession(ctx context.Context, in io.Reader, out io.Writer, accessible bo
 	}
 	var id string
 	sel := huh.NewSelect[string]().Title("Resume which session?").Options(opts...).Value(&id).Height(min(len(opts)+2, 12))
-	form := huh.NewForm(huh.NewGroup(sel)).WithInput(in).WithOutput(out).WithAccessible(accessible).WithShowHelp(false)
+	// Esc leaves the picker like Ctrl-C (huh's default quits on Ctrl-C
+	// only, and Esc did nothing at all).
+	km := huh.NewDefaultKeyMap()
+	km.Quit = key.NewBinding(key.WithKeys("ctrl+c", "esc"))
+	form := huh.NewForm(huh.NewGroup(sel)).WithInput(in).WithOutput(out).WithAccessible(accessible).WithShowHelp(false).WithKeyMap(km)
 	if err := form.RunWithContext(ctx); err != nil {
 		if errors.Is(err, huh.ErrUserAborted) {
 			return "", ErrNoSessionPicked

@@ -1,14 +1,13 @@
 package files
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/hushcli/hush/executor"
@@ -100,43 +99,16 @@ func (g Glob) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	if err != nil {
 		return executor.Result{}, err
 	}
-	type hit struct {
-		rel string
-		mod time.Time
-	}
-	var (
-		mu   sync.Mutex
-		hits []hit
-	)
-	var w *walker
-	w = &walker{check: walkCheckOf(g.Check, g.WalkCheck), want: globWant(p.Pattern), visit: func(e entry) {
-		if !w.allowed(e.path) {
-			return
-		}
-		mod := e.modTime()
-		mu.Lock()
-		hits = append(hits, hit{e.rel, mod})
-		mu.Unlock()
-	}}
-	w.walk(ctx, t.Real)
+	hits, total, w := globWalk(ctx, walkCheckOf(g.Check, g.WalkCheck), p.Pattern, t.Real, 0)
 	if ctx.Err() != nil {
 		return executor.Result{}, ctx.Err()
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if !hits[i].mod.Equal(hits[j].mod) {
-			return hits[i].mod.After(hits[j].mod)
-		}
-		return hits[i].rel < hits[j].rel
-	})
 	prefix := ""
 	if rel := display(tc.Dir, t.Shown); rel != "." {
 		prefix = strings.TrimSuffix(rel, "/") + "/"
 	}
 	var b strings.Builder
-	for i, h := range hits {
-		if i == MaxGlobResults {
-			break
-		}
+	for _, h := range hits {
 		b.WriteString(prefix)
 		b.WriteString(h.rel)
 		b.WriteByte('\n')
@@ -144,18 +116,81 @@ func (g Glob) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	if _, err := fmt.Fprint(tc.Output, b.String()); err != nil {
 		return executor.Result{}, err
 	}
-	status := fmt.Sprintf("%d files match %s", len(hits), p.Pattern)
+	status := fmt.Sprintf("%d files match %s", total, p.Pattern)
 	switch {
-	case len(hits) == 0:
+	case total == 0:
 		status = "no files match " + p.Pattern
-	case len(hits) == 1:
+	case total == 1:
 		status = "1 file matches " + p.Pattern
 	}
-	if len(hits) > MaxGlobResults {
+	if total > MaxGlobResults {
 		status += fmt.Sprintf("; the newest %d are listed: narrow the pattern or path", MaxGlobResults)
 	}
 	if n := w.masked.Load(); n > 0 {
 		status += fmt.Sprintf("; %d masked paths skipped", n)
 	}
+	status += w.unreadableNote(prefix)
 	return executor.Result{Status: status}, nil
+}
+
+// globWalk lists the files under root that pattern matches, newest first,
+// at most MaxGlobResults of them, and how many matched in all, walking
+// with parallel goroutines (0: the walker's default).
+func globWalk(ctx context.Context, check Check, pattern, root string, parallel int) ([]globHit, int, *walker) {
+	w := &walker{check: check, want: globWant(pattern), parallel: parallel}
+	// Each walk goroutine keeps its own matches, at most 2×MaxGlobResults:
+	// past that it keeps the newest MaxGlobResults, so a huge tree costs
+	// bounded memory and the listing is the same as sorting them all.
+	found := make([]globHits, w.workers())
+	w.visit = func(e entry) {
+		if !w.allowed(e.path) {
+			return
+		}
+		found[e.worker].add(globHit{e.rel, e.modTime()})
+	}
+	w.walk(ctx, root)
+	var all globHits
+	for _, f := range found {
+		all.n += f.n
+		all.hits = append(all.hits, f.hits...)
+	}
+	all.newest()
+	return all.hits, all.n, w
+}
+
+// globHit is one match: its path relative to the walk's root and its
+// mtime in Unix nanoseconds.
+type globHit struct {
+	rel string
+	mod int64
+}
+
+// globHits holds the newest matches one walk goroutine found, and how
+// many it found in all.
+type globHits struct {
+	hits []globHit
+	n    int
+}
+
+func (g *globHits) add(h globHit) {
+	g.n++
+	g.hits = append(g.hits, h)
+	if len(g.hits) >= 2*MaxGlobResults {
+		g.newest()
+	}
+}
+
+// newest sorts the hits newest first (ties by path, so the order is the
+// same on every run) and keeps the first MaxGlobResults.
+func (g *globHits) newest() {
+	slices.SortFunc(g.hits, func(a, b globHit) int {
+		if c := cmp.Compare(b.mod, a.mod); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
+	if len(g.hits) > MaxGlobResults {
+		clear(g.hits[MaxGlobResults:])
+		g.hits = g.hits[:MaxGlobResults]
+	}
 }

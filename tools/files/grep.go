@@ -281,6 +281,7 @@ func (g Grep) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		if n := w.masked.Load(); n > 0 {
 			status += fmt.Sprintf("; %d masked paths skipped", n)
 		}
+		status += w.unreadableNote(prefix)
 	}
 	return executor.Result{Status: status}, nil
 }

@@ -159,7 +159,7 @@ func fmtInt(n int) string {
 
 // globWant's name-only fast path agrees with doublestar on the relative path.
 func TestGlobWant(t *testing.T) {
-	for _, pattern := range []string{"**/*.go", "**/a_test.go", "pkg/**/*.go", "*.go", "**/*.{go,md}", "**/.env*"} {
+	for _, pattern := range []string{"**/*.go", "**/*", "**/*_test.go", "**/*[.]go", "**/*\\.go", "**/a_test.go", "pkg/**/*.go", "*.go", "**/*.{go,md}", "**/.env*"} {
 		want := globWant(pattern)
 		for _, rel := range []string{"main.go", "pkg/a.go", "pkg/sub/a_test.go", "README.md", ".env", "x/.env.local", "go"} {
 			dir, name := "", rel
