@@ -515,7 +515,14 @@ func firstLine(s string) string {
 	return s
 }
 
+// copyFile copies the hush binary into a world. It is written under
+// syscall.ForkLock's read lock: a child forked meanwhile (by os/exec or
+// the sandbox, which both hold its write side) would hold the copy open
+// for writing until it execs, and running the copy then fails with "text
+// file busy" (golang/go#22315).
 func copyFile(src, dst string, mode os.FileMode) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	in, err := os.Open(src)
 	if err != nil {
 		return err

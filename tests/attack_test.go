@@ -63,7 +63,13 @@ func newHostileWorld(t *testing.T, a attacker) *hostileWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(hw.bin, data, 0o755); err != nil {
+		// Under ForkLock's read lock: a child another test forks meanwhile
+		// would hold the copy open for writing until it execs, and running
+		// it then fails with "text file busy" (golang/go#22315).
+		syscall.ForkLock.RLock()
+		err = os.WriteFile(hw.bin, data, 0o755)
+		syscall.ForkLock.RUnlock()
+		if err != nil {
 			t.Fatal(err)
 		}
 		for d := root; d != "/" && d != "."; d = filepath.Dir(d) {

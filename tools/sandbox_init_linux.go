@@ -732,7 +732,7 @@ static int hush_sb_spawn_child(void *p) {
 	// id maps: dumpable for those three writes only. (Only processes of
 	// the user outside hush could see this pid meanwhile; no tool can.)
 	// The flag is the shared memory's, so hush starts one such child at
-	// a time (spawnMu).
+	// a time (spawnLock).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end, tfd);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
@@ -828,17 +828,27 @@ import (
 // sandboxInitBuilt: the C init above is linked into this binary.
 const sandboxInitBuilt = true
 
-// spawnMu keeps hush_sb_spawn's children from overlapping between clone
-// and exec. Each shares hush's memory until it execs, and the dumpable
-// flag it sets to write its own id maps is that memory's, not its own:
-// one child's set-up turning the flag off again while another was between
-// turning it on and its last map write made that one's /proc/self files
-// root's, and for an unprivileged hush the start failed ("hush sandbox:
-// write gid_map: Permission denied") — an MCP server of two started
-// together, now and then (TestSandboxConcurrentStartsUnprivileged). The
-// calling thread waits for the exec anyway (vfork); the lock costs a
+// spawnLock is held by hush_sb_spawn's callers from clone to exec; it is
+// syscall.ForkLock's write side, which os/exec's forks hold too.
+//
+// It keeps the children from overlapping: each shares hush's memory until
+// it execs, and the dumpable flag it sets to write its own id maps is that
+// memory's, not its own. One child's set-up turning the flag off again
+// while another was between turning it on and its last map write made
+// that one's /proc/self files root's, and for an unprivileged hush the
+// start failed ("hush sandbox: write gid_map: Permission denied") — one
+// of two MCP servers started together, now and then
+// (TestSandboxConcurrentStartsUnprivileged).
+//
+// And a child holds, until it execs, a copy of every descriptor hush had
+// at the clone: as a fork it keeps Go's promise to hold ForkLock, so
+// whoever writes a program under ForkLock's read lock before running it
+// never finds it "text file busy" (golang/go#22315,
+// TestSandboxedStartHonoursForkLock).
+//
+// The calling thread waits for the exec anyway (vfork); the lock costs a
 // concurrent start at most the other's set-up, well under a millisecond.
-var spawnMu sync.Mutex
+var spawnLock = &syscall.ForkLock
 
 // directStart starts one sandboxed child with hush_sb_spawn instead of
 // os/exec, and does what os/exec's Start and Wait would: the child's
@@ -964,11 +974,12 @@ func (d *directStart) start(c *exec.Cmd) (err error) {
 		tmpl = sandboxTemplate()
 	}
 	var nsfd C.int
-	// One child in set-up at a time: see spawnMu.
-	spawnMu.Lock()
+	// One child in set-up at a time, and none beside os/exec's: see
+	// spawnLock.
+	spawnLock.Lock()
 	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
 		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
-	spawnMu.Unlock()
+	spawnLock.Unlock()
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
 	if pid < 0 {
