@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,6 +17,11 @@ func (a *app) auditLogCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the entries as JSON lines"},
 			&cli.IntFlag{Name: "last", Usage: "only the last `N` entries"},
 		},
-		Action: func(c *cli.Context) error { return a.AuditLog(c.Bool("json"), c.Int("last")) },
+		Action: func(c *cli.Context) error {
+			if c.IsSet("last") && c.Int("last") < 1 {
+				return &exitError{exitUsage, fmt.Errorf("--last %d: give a number of entries, 1 or more", c.Int("last"))}
+			}
+			return a.AuditLog(c.Bool("json"), c.Int("last"))
+		},
 	}
 }

@@ -60,8 +60,16 @@ func (a *app) runCommand() *cli.Command {
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return &exitError{exitUsage, fmt.Errorf("%w (see hush run --help)", err)}
+		OnUsageError: func(c *cli.Context, err error, sub bool) error {
+			// One line and the usage, as every command says it; with
+			// --json also as the stream's error event, like every other
+			// usage error of run.
+			uerr := usageError(c, err, sub)
+			if jsonAsked(c) {
+				first, _, _ := strings.Cut(uerr.Error(), "\n")
+				events.New(a.Stdout).Error(events.KindUsage, first)
+			}
+			return uerr
 		},
 		Action: func(c *cli.Context) error {
 			err := a.runAction(c)
@@ -123,4 +131,23 @@ func runFailed(stream *events.Writer, kind string, err error) error {
 		stream.Error(kind, err.Error())
 	}
 	return ee
+}
+
+// jsonAsked reports whether run's command line has --json where a flag
+// that failed to parse leaves no flag set to ask: the parent context still
+// holds the words.
+func jsonAsked(c *cli.Context) bool {
+	lineage := c.Lineage()
+	if len(lineage) < 2 {
+		return false
+	}
+	for _, arg := range lineage[1].Args().Slice() {
+		switch arg {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
 }

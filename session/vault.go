@@ -1,6 +1,8 @@
 package session
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hushcli/hush/config"
@@ -38,6 +40,11 @@ func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient m
 	proxy := vault.NewProxy(v)
 	// Every .env, .env.* and .envrc in the project is a legacy source.
 	fam, err := config.LoadDotEnvFamily(dir)
+	if errors.Is(err, config.ErrMalformedDotEnv) {
+		// Which of its values to keep from tools cannot be known: say
+		// what to do rather than run without hiding them.
+		return nil, fmt.Errorf("%w; fix that line, or move the file out of the project (hush reads it to keep its values from tools)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

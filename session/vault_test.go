@@ -48,6 +48,26 @@ func TestOpenVaultLayers(t *testing.T) {
 	}
 }
 
+// TestOpenVaultMalformedDotEnvSaysWhatToDo: a malformed project .env
+// stops hush with one sentence that names the file and line, never the
+// line's text, and says how to go on.
+func TestOpenVaultMalformedDotEnvSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	data, project := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(project, ".env"), []byte("GOOD_TOKEN=ghp_canaryGood54abcdefghijklmnop\nnot valid ghp_canaryBad55abcdefghijklmnop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenVault(config.Config{}, vault.NewRegistry(), data, map[string]string{}, project)
+	if err == nil {
+		t.Fatal("a malformed .env opened")
+	}
+	msg := err.Error()
+	want := filepath.Join(project, ".env") + " line 2: malformed .env file (the line is not shown, it may hold a secret); fix that line, or move the file out of the project"
+	if !strings.HasPrefix(msg, want) || strings.Contains(msg, "canary") || strings.Contains(msg, "\n") {
+		t.Errorf("error %q, want it to start %q and hold no value", msg, want)
+	}
+}
+
 // TestRedactBeforeAndAfterTheVault: before the vault is open, the start-up
 // environment's credentials are scrubbed (a plain value is left alone, the
 // control); after, the snapshot of the vault's values is.

@@ -327,6 +327,29 @@ func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
 	w.assertNoCanary("the screen", tm.Raw())
 }
 
+// TestCtrlCWhileTheModelThinksNamesNoTool: Ctrl-C before any tool ran says
+// the turn was cancelled, not that a tool's processes were stopped; the
+// chat goes on.
+func TestCtrlCWhileTheModelThinksNamesNoTool(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t, step{hang: true}, step{text: "second answer"})
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("think forever\r")
+	tm.expect("thinking", 20*time.Second)
+	tm.send("\x03")
+	tm.expect("(turn cancelled)", 10*time.Second)
+	if strings.Contains(tm.Screen(), "processes were stopped") {
+		t.Errorf("a cancelled turn with no tool speaks of stopped processes:\n%s", tm.Screen())
+	}
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}
+
 // TestServerThatNeverAnswersTimesOut: a model server that takes the
 // request and sends nothing ends the turn after first_byte_timeout with one
 // sentence, in chat (which goes on) and in run (exit 1).

@@ -34,6 +34,7 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"help", "frob"}, 2, []string{`hush: no help for "frob": hush has no such command (see hush --help)`}, []string{"No help topic"}},
 		{[]string{"env", "frob"}, 2, []string{`hush: hush env takes no arguments (got "frob"; see hush env --help)`}, []string{"HOME="}},
 		{[]string{"vault", "list", "frob"}, 2, []string{`hush: hush vault list takes no arguments (got "frob"`}, []string{"NAME"}},
+		{[]string{"audit", "log", "--last", "-1"}, 2, []string{"hush: --last -1: give a number of entries, 1 or more"}, []string{"TIME"}},
 		{[]string{"vault"}, 0, []string{"USAGE:", "set "}, nil},
 		{[]string{"sessions"}, 0, []string{"No sessions yet"}, []string{"unknown"}},
 	} {

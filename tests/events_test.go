@@ -193,6 +193,14 @@ func TestRunExitCodes(t *testing.T) {
 			t.Fatalf("exit %d (%s), want 2 naming the flag", code, stderr)
 		}
 	})
+	t.Run("2 usage: unknown flag after --json", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		evs, stderr, code := runJSON(t, w, "run", "--json", "--frob", "x")
+		if code != 2 || len(evs) != 1 || evs[0].str("kind") != "usage" || evs[0].str("message") != "unknown flag --frob" {
+			t.Fatalf("exit %d, events %v (%s); want 2 and one usage error naming the flag", code, evs, stderr)
+		}
+	})
 	t.Run("1 model failure", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)

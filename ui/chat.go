@@ -94,6 +94,7 @@ type Chat struct {
 	buf       strings.Builder
 	needBlank bool
 	preview   toolPreview
+	toolRan   bool // a tool started in the running turn
 	printMu   sync.Mutex
 	turns     sync.WaitGroup // turns (and session commands) still running
 }
@@ -281,6 +282,7 @@ func (c *Chat) ToolStart(call provider.ToolCall) {
 	c.print(lead + c.st.toolMark.Render("●") + " " + c.st.toolName.Render(outbuf.Sanitize(call.Name)) + " " +
 		c.st.args.Render(outbuf.Sanitize(SummarizeArgs(call.Args, max(40, int(c.width.Load())*2)))))
 	c.preview = toolPreview{max: c.cfg.PreviewLines}
+	c.toolRan = true
 	c.send(activityMsg("running " + outbuf.Sanitize(call.Name)))
 }
 
@@ -733,11 +735,14 @@ func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.
 	c.turns.Add(1)
 	run := func() tea.Msg {
 		defer c.turns.Done()
+		c.toolRan = false
 		err := fn(ctx)
 		c.flushText()
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil && c.toolRan:
 			c.print(c.st.dim.Render("(turn cancelled; the tool's processes were stopped)") + "\n")
+		case ctx.Err() != nil:
+			c.print(c.st.dim.Render("(turn cancelled)") + "\n")
 		case err != nil:
 			c.print(c.st.bad.Render("hush: "+outbuf.Sanitize(err.Error())) + "\n")
 		default:

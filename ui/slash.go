@@ -74,9 +74,10 @@ func (m *model) slash(line string) (out string, quit bool) {
 		for _, c := range m.all() {
 			fmt.Fprintf(&b, "  %-14s %s\n", strings.TrimSpace(c.name+" "+c.args), st.dim.Render(c.help))
 		}
-		b.WriteString("Keys: Enter sends · Alt-Enter, Shift-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts · Tab completes a command\n")
-		b.WriteString("      Ctrl-A/E start/end of line · Alt-B/F or Ctrl-←/→ word jumps · Ctrl-K/U/W delete to end/start/word\n")
-		b.WriteString("      Ctrl-L clears the screen · Ctrl-C stops a turn (twice at an empty prompt exits) · Ctrl-D exits")
+		b.WriteString("Keys: Enter sends · Alt-Enter, Shift-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts\n")
+		b.WriteString("      Tab completes a command · Ctrl-A/E start/end of line · Alt-B/F or Ctrl-←/→ word jumps\n")
+		b.WriteString("      Ctrl-K/U/W delete to end/start/word · Ctrl-L clears the screen\n")
+		b.WriteString("      Ctrl-C stops a turn (twice at an empty prompt exits) · Ctrl-D exits")
 		return b.String(), false
 	case "/exit":
 		return "", true
