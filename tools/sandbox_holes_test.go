@@ -154,3 +154,62 @@ func TestSandboxHidesAStrayBus(t *testing.T) {
 		t.Errorf("a sandboxed tool reached a session bus hush was not told about:\n%s", out)
 	}
 }
+
+// TestSandboxRootKernelSettings: a root tool is the host's uid 0 in its
+// user namespace, and passes the owner check on every file uid 0 owns —
+// the kernel's settings too. Pointing kernel.core_pattern at a pipe to its
+// own script and crashing once had the kernel run that script as the
+// host's root, outside every namespace, where it copied the vault file
+// into the project; tracefs (uprobes read any process's memory) and the
+// rest of /sys took writes too. The control: the same root, unsandboxed,
+// writes each setting (its own value back), and the sandboxed tool still
+// reads them.
+func TestSandboxRootKernelSettings(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the hole is root's: an unprivileged tool fails the same owner checks outside the sandbox")
+	}
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	const pattern = "/proc/sys/kernel/core_pattern"
+	orig, err := os.ReadFile(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(pattern, orig, 0); err != nil {
+			t.Errorf("restore %s: %v", pattern, err)
+		}
+	})
+	a := attacker{}
+	w := newWorld(t, a)
+	settings := []string{"/proc/sys/kernel/core_pattern", "/sys/kernel/tracing/tracing_on", "/sys/module/printk/parameters/time"}
+	// Each setting written with the value it holds: nothing changes, but
+	// a write that the kernel takes says WROTE.
+	rewrite := `for f in ` + strings.Join(settings, " ") + `; do [ -e "$f" ] || continue; v=$(cat "$f"); printf '%s\n' "$v" > "$f" && echo "WROTE $f"; done 2>&1; `
+	steal := `echo "READ $(cat ` + pattern + `)"; P=$PWD; printf '#!/bin/sh\ncat %s/vault.env > %s/stolen\n' ` + w.data + ` "$P" > "$P/dump"; chmod +x "$P/dump"
+printf '|%s/dump\n' "$P" > ` + pattern + ` 2>&1
+unshare -Urpf --mount-proc sh -c 'printf "|%s/dump\n" "$1" > ` + pattern + `' sh "$P" 2>&1
+bash -c 'kill -SEGV $$' 2>/dev/null; sleep 0.5; printf '%s' "$(cat ` + pattern + `)" | grep -q dump && printf '%s' core > ` + pattern + `; true`
+
+	out := a.run(t, w.project, nil, rewrite, nil)
+	for _, f := range settings[:1] {
+		if !strings.Contains(out, "WROTE "+f) {
+			t.Fatalf("control: root, unsandboxed, could not write %s, so this proves nothing:\n%s", f, out)
+		}
+	}
+	if !strings.Contains(out, "WROTE /sys/") {
+		t.Fatalf("control: root, unsandboxed, wrote nothing under /sys, so this proves nothing:\n%s", out)
+	}
+
+	out = a.run(t, w.project, nil, rewrite+steal, w.sandbox())
+	if strings.Contains(out, "WROTE") {
+		t.Errorf("a root tool wrote the host kernel's settings:\n%s", out)
+	}
+	if b, _ := os.ReadFile(w.project + "/stolen"); leaks(string(b), w.canary) {
+		t.Errorf("a root tool had the kernel run its script outside the sandbox, which read the vault: stolen holds % x", b)
+	}
+	if !strings.Contains(out, "READ "+strings.TrimSpace(string(orig))) {
+		t.Errorf("positive control: the sandboxed tool cannot read kernel.core_pattern:\n%s", out)
+	}
+}

@@ -238,6 +238,50 @@ static void hush_sb_landlock_scope(void) {
 
 static void hush_sb_noop(int sig) { (void)sig; }
 
+// hush_sb_sys_readonly: root's tool is the host's uid 0 — mapped to
+// itself, it passes every owner check on a file uid 0 owns — and the
+// kernel's settings are such files: kernel.core_pattern written with a
+// pipe to the tool's own script had the kernel run it as the host's root,
+// outside every namespace, at the next crash, where it read the vault;
+// /sys/kernel/tracing's uprobes read any process's memory, hush's too.
+// So, as Docker does for a container's root, root's /sys (with what is
+// mounted under it: tracefs, debugfs, cgroups, bpf) and the namespace's
+// /proc/sys and /proc/sysrq-trigger are read-only: a mount flag, which a
+// tool without CAP_SYS_ADMIN cannot clear here, and which a namespace it
+// makes itself copies locked (and, with /proc/sys covered, the kernel
+// refuses it a /proc of its own). Reading them stays as it was.
+static void hush_sb_sys_readonly(void) {
+	struct hush_mount_attr a = {0};
+	a.attr_set = HUSH_MOUNT_ATTR_RDONLY | HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NODEV | HUSH_MOUNT_ATTR_NOEXEC;
+	// AT_SYMLINK_NOFOLLOW | AT_RECURSIVE; EINVAL: no sysfs mounted there.
+	if (syscall(SYS_mount_setattr, -1, "/sys", 0x100 | 0x8000, &a, sizeof a) != 0 && !hush_sb_skippable(errno) && errno != EINVAL) {
+		hush_sb_die("make /sys read-only", NULL);
+	}
+}
+
+// hush_sb_mount_proc mounts the PID namespace's own /proc; for root, its
+// kernel settings read-only (hush_sb_sys_readonly above).
+static void hush_sb_mount_proc(int root) {
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		hush_sb_die("mount /proc for the new PID namespace", NULL);
+	}
+	if (!root) {
+		return;
+	}
+	const char *const ro[] = {"/proc/sys", "/proc/sysrq-trigger", 0};
+	for (int i = 0; ro[i]; i++) {
+		if (mount(ro[i], ro[i], NULL, MS_BIND, NULL) != 0) {
+			if (hush_sb_skippable(errno)) {
+				continue;
+			}
+			hush_sb_die("make read-only", ro[i]);
+		}
+		if (hush_sb_readonly(ro[i]) != 0) {
+			hush_sb_die("make read-only", ro[i]);
+		}
+	}
+}
+
 // Root's /dev: these device nodes and links, a devpts and a /dev/shm.
 static const char *const hush_sb_dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty", 0};
 static const char *const hush_sb_dev_links[][2] = {{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
@@ -537,6 +581,7 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 		// CAP_SYS_ADMIN to unmount a mask, no CAP_SYS_PTRACE — and
 		// those only over this namespace. A user namespace it makes
 		// itself gets all capabilities, but there every mount is locked.
+		hush_sb_sys_readonly();
 		hush_sb_drop_caps();
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -626,9 +671,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 		// PID 1 of the namespace. It dies with the process above (which
 		// dies with hush), and the namespace dies with it.
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-			hush_sb_die("mount /proc for the new PID namespace", NULL);
-		}
+		hush_sb_mount_proc(root);
 		if (probe) {
 			_exit(0);
 		}
@@ -735,9 +778,7 @@ static int hush_sb_spawn_child(void *p) {
 	// a time (spawnLock).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end, tfd);
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
-		hush_sb_die("mount /proc for the new PID namespace", NULL);
-	}
+	hush_sb_mount_proc(a->uid == 0);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
