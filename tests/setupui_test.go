@@ -80,6 +80,7 @@ func TestSetupAnotherURLStartsEmptyAndModelFromTheList(t *testing.T) {
 	tm.send("\r") // a local server: no key
 	tm.expect(model.URL()+"/models answered with 3 model(s) (no key sent)", 10*time.Second)
 	tm.expect("gamma-1b", 10*time.Second) // the list, with its filter open
+	tm.expect("(4/5) Model (3 offered by the server; type to filter)", time.Second)
 	tm.send("coder")
 	time.Sleep(300 * time.Millisecond)
 	tm.send("\r")

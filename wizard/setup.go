@@ -342,8 +342,12 @@ func (st *setupState) askModel(ctx context.Context) error {
 				opts = append(opts, huh.NewOption(m, m))
 			}
 			opts = append(opts, huh.NewOption("Another name…", other))
+			// The filter is open from the start, and huh draws it in the
+			// title's place: the question goes in the description too,
+			// or the step shows only "/".
+			q := st.title(fmt.Sprintf("Model (%d offered by the server; type to filter)", len(st.models)))
 			err := s.ask(ctx, st.in, huh.NewSelect[string]().
-				Title(st.title(fmt.Sprintf("Model (%d offered by the server; type to filter)", len(st.models)))).
+				Title(q).Description(q).
 				Options(opts...).Value(&name).Height(min(len(opts)+2, 14)).Filtering(true), "Model")
 			if err != nil {
 				return err
