@@ -118,8 +118,11 @@ type Git struct {
 }
 
 // GitState asks git about dir, through the spawn layer with the core
-// environment (never hush's own), within a second.
-func GitState(ctx context.Context, dir string, ambient map[string]string) Git {
+// environment (never hush's own), within a second, in sandbox — the host
+// tools' — when it is set: git status runs what the repository's config
+// names (core.fsmonitor, a clean filter), and that config is the
+// project's, which any tool may have written.
+func GitState(ctx context.Context, dir string, ambient map[string]string, sandbox *tools.Sandbox) Git {
 	var g Git
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -139,7 +142,7 @@ func GitState(ctx context.Context, dir string, ambient map[string]string) Git {
 	defer cancel()
 	var out, errb bytes.Buffer
 	cmd, err := tools.Command(ctx, tools.Spec{Path: "git", Args: []string{"status", "--porcelain=v1", "--branch", "--untracked-files=normal"},
-		Dir: dir, Env: env, Stdout: &out, Stderr: &errb})
+		Dir: dir, Env: env, Stdout: &out, Stderr: &errb, Sandbox: sandbox})
 	if err == nil {
 		err = cmd.Run()
 	}
@@ -303,6 +306,8 @@ type PromptOptions struct {
 	Now         time.Time
 	Tools       []string
 	SecretNames []string
+	// Sandbox is where git runs (GitState); nil: unsandboxed.
+	Sandbox *tools.Sandbox
 }
 
 // Prompt reads the project's instructions and git state and builds the
@@ -314,7 +319,7 @@ func Prompt(ctx context.Context, o PromptOptions) (string, []Instruction, error)
 		return "", nil, err
 	}
 	p := SystemPrompt(PromptInput{
-		Dir: o.Dir, OS: o.OS, Shell: o.Ambient["SHELL"], Now: o.Now, Git: GitState(ctx, o.Dir, o.Ambient),
+		Dir: o.Dir, OS: o.OS, Shell: o.Ambient["SHELL"], Now: o.Now, Git: GitState(ctx, o.Dir, o.Ambient, o.Sandbox),
 		Tools: o.Tools, SecretNames: o.SecretNames, Instructions: ins,
 	})
 	return p, ins, nil

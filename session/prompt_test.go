@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hushcli/hush/tools"
 )
 
 func write(t *testing.T, p, s string) {
@@ -125,24 +127,27 @@ func TestGitState(t *testing.T) {
 	if err != nil {
 		t.Skip("git is not installed") // scripts/provision installs it; CI has it
 	}
-	dir := t.TempDir()
-	ambient := map[string]string{"PATH": filepath.Dir(git) + ":/usr/bin:/bin", "HOME": dir}
-	if g := GitState(context.Background(), dir, ambient); g.Repo {
-		t.Errorf("a plain directory is a repository: %+v", g)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"}} {
-		cmd := exec.Command(git, args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"HOME=" + dir, "PATH=" + ambient["PATH"]}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+	// Unsandboxed, and in a host tool's sandbox, where a session runs it.
+	for _, sb := range []*tools.Sandbox{nil, {}} {
+		dir := t.TempDir()
+		ambient := map[string]string{"PATH": filepath.Dir(git) + ":/usr/bin:/bin", "HOME": dir}
+		if g := GitState(context.Background(), dir, ambient, sb); g.Repo {
+			t.Errorf("a plain directory is a repository: %+v", g)
 		}
-	}
-	if g := GitState(context.Background(), dir, ambient); !g.Repo || g.Branch != "trunk" || g.Dirty || g.Unknown != "" {
-		t.Errorf("clean repository: %+v", g)
-	}
-	write(t, filepath.Join(dir, "new.txt"), "x")
-	if g := GitState(context.Background(), dir, ambient); !g.Dirty || g.Branch != "trunk" {
-		t.Errorf("dirty repository: %+v", g)
+		for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"}} {
+			cmd := exec.Command(git, args...)
+			cmd.Dir = dir
+			cmd.Env = []string{"HOME=" + dir, "PATH=" + ambient["PATH"]}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		if g := GitState(context.Background(), dir, ambient, sb); !g.Repo || g.Branch != "trunk" || g.Dirty || g.Unknown != "" {
+			t.Errorf("clean repository (sandbox %v): %+v", sb != nil, g)
+		}
+		write(t, filepath.Join(dir, "new.txt"), "x")
+		if g := GitState(context.Background(), dir, ambient, sb); !g.Dirty || g.Branch != "trunk" {
+			t.Errorf("dirty repository (sandbox %v): %+v", sb != nil, g)
+		}
 	}
 }

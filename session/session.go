@@ -248,7 +248,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	for _, t := range extra {
 		reg.Add(t)
 	}
-	system, instructions, err := systemPrompt(opts, reg)
+	system, instructions, err := systemPrompt(opts, reg, bashBox)
 	if err != nil {
 		stopExtra()
 		transcriptFile.Close()
@@ -318,7 +318,7 @@ func (s *Session) Close() {
 
 // systemPrompt is config's turn.system, or the prompt built from the
 // project (Prompt), with the names of the AGENTS.md files it carries.
-func systemPrompt(opts Options, reg *executor.Registry) (string, string, error) {
+func systemPrompt(opts Options, reg *executor.Registry, sandbox *tools.Sandbox) (string, string, error) {
 	if opts.Config.Turn.System != "" {
 		return opts.Config.Turn.System, "", nil
 	}
@@ -333,7 +333,7 @@ func systemPrompt(opts Options, reg *executor.Registry) (string, string, error) 
 		toolNames = append(toolNames, t.Name())
 	}
 	prompt, ins, err := Prompt(context.Background(), PromptOptions{Dir: opts.Dir, ConfigDir: opts.Dirs.Config,
-		Ambient: opts.Ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names})
+		Ambient: opts.Ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names, Sandbox: sandbox})
 	return prompt, Loaded(ins), err
 }
 
