@@ -190,20 +190,20 @@ func TestImportLegacyFileDisposesOfTheSource(t *testing.T) {
 		after      string // what is left: "gone", "kept", "renamed"
 	}{
 		{"delete", "A=1\nB_TOKEN=" + vaultCanary + "\n", ImportOptions{DeleteSource: true},
-			"copied into the vault (envfile (DATA/vault.env)): A, B_TOKEN\ndeleted PROJECT/.env\n", "", "gone"},
+			"copied into the vault (envfile: DATA/vault.env): A, B_TOKEN\ndeleted PROJECT/.env\n", "", "gone"},
 		{"rename", "A=1\n", ImportOptions{RenameSource: true},
-			"copied into the vault (envfile (DATA/vault.env)): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
+			"copied into the vault (envfile: DATA/vault.env): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
 		{"neither, without a terminal", "A=1\n", ImportOptions{},
-			"copied into the vault (envfile (DATA/vault.env)): A\nPROJECT/.env is still there (import copies, it does not move): hush still reads it; delete it, or use --delete-source or --rename-source\n", "", "kept"},
+			"copied into the vault (envfile: DATA/vault.env): A\nPROJECT/.env is still there (import copies, it does not move): hush still reads it; delete it, or use --delete-source or --rename-source\n", "", "kept"},
 		{"the person chooses rename", "A=1\n", ImportOptions{Choose: func(_, _ string, safe bool) string {
 			if !safe {
 				return vault.KeepSource
 			}
 			return vault.RenameSource
 		}},
-			"copied into the vault (envfile (DATA/vault.env)): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
+			"copied into the vault (envfile: DATA/vault.env): A\nrenamed PROJECT/.env to PROJECT/.env.imported (hush no longer reads it; delete it when you no longer need it)\n", "", "renamed"},
 		{"delete refused when an entry is not stored", "A=1\nBAD.NAME=" + vaultCanary + "\n", ImportOptions{DeleteSource: true},
-			"copied into the vault (envfile (DATA/vault.env)): A\nrefused: secret name \"BAD.NAME\" cannot be stored: use letters, digits and _, not starting with a digit\n",
+			"copied into the vault (envfile: DATA/vault.env): A\nrefused: secret name \"BAD.NAME\" cannot be stored: use letters, digits and _, not starting with a digit\n",
 			"not deleting PROJECT/.env: 1 entr(ies) are not in the vault (listed above); fix them, or keep the file aside with --rename-source", "kept"},
 	}
 	for _, tt := range tests {
@@ -278,7 +278,7 @@ func TestVaultSet(t *testing.T) {
 	if got, _ := w.storedValue("MY_SERVICE_TOKEN"); got != vaultCanary {
 		t.Errorf("stored %q", got)
 	}
-	wantOut := "stored MY_SERVICE_TOKEN in the vault (envfile (" + filepath.Join(w.dataDir, vault.EnvFileName) + "))\n"
+	wantOut := "stored MY_SERVICE_TOKEN in the vault (envfile: " + filepath.Join(w.dataDir, vault.EnvFileName) + ")\n"
 	wantErr := "hush: warning: MY_SERVICE_TOKEN is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n"
 	if w.out.String() != wantOut || w.errOut.String() != wantErr {
 		t.Errorf("stdout %q\nstderr %q", w.out.String(), w.errOut.String())

@@ -56,6 +56,24 @@ func TestSetupEscGoesBackAndCtrlCExits130(t *testing.T) {
 	}
 }
 
+// TestSetupEscAtTheFirstStepLeaves: Esc at the first question leaves
+// setup, nothing saved, instead of showing the same question again.
+func TestSetupEscAtTheFirstStepLeaves(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tm := startPTY(t, w, "setup")
+	tm.expect("(1/5) Which kind of model server?", 20*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	tm.send("\x1b")
+	tm.expect("setup cancelled; nothing was changed", 10*time.Second)
+	if code := tm.wait(10 * time.Second); code != 130 {
+		t.Fatalf("Esc at step 1: exit %d, want 130 (as Ctrl-C)\n%s", code, tm.Screen())
+	}
+	if _, err := os.Stat(filepath.Join(w.configDir, "config.toml")); err == nil {
+		t.Error("Esc saved a config.toml")
+	}
+}
+
 // TestSetupAnotherURLStartsEmptyAndModelFromTheList: re-running setup with
 // a custom URL, "Another URL…" opens an empty field (what is typed is the
 // whole URL), and the model is picked from the server's list by typing to

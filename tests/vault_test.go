@@ -55,7 +55,7 @@ func TestVaultSetFromStdin(t *testing.T) {
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("vault set: %v\n%s%s", err, out.String(), errOut.String())
 			}
-			if !strings.HasPrefix(out.String(), "stored PIPED_TOKEN in the vault ("+backend+" (") {
+			if !strings.HasPrefix(out.String(), "stored PIPED_TOKEN in the vault ("+backend+": ") {
 				t.Errorf("output: %q", out.String())
 			}
 			w.assertNoCanary("vault set's output", out.String()+errOut.String())
@@ -313,7 +313,7 @@ func TestVaultListAndRm(t *testing.T) {
 		name, want string
 		ok         bool
 	}{
-		{"GRANTED", "removed GRANTED from the vault (envfile (" + w.dataDir + "/vault.env))\n", true},
+		{"GRANTED", "removed GRANTED from the vault (envfile: " + w.dataDir + "/vault.env)\n", true},
 		{"GRANTED", "hush: no secret GRANTED in the vault\n", false},
 		{"OPENAI_API_KEY", "hush: OPENAI_API_KEY is not in the vault: it comes from the environment hush was started with; unset it in your shell\n", false},
 		{"DOTENV_CANARY", "hush: DOTENV_CANARY is not in the vault: it comes from the project's .env file; remove it there (or import the file and delete it)\n", false},

@@ -29,6 +29,7 @@ type RunView struct {
 	lineStart bool
 	partial   strings.Builder
 	inText    bool
+	afterTool bool // a tool's result, and the blank line after it, came last
 }
 
 // NewRunView renders on out, with a preview of 12 lines per tool call.
@@ -39,7 +40,7 @@ func NewRunView(out io.Writer) *RunView {
 func (t *RunView) Text(delta string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.inText = true
+	t.inText, t.afterTool = true, false
 	io.WriteString(t.out, delta) // sanitized by the executor
 }
 
@@ -52,7 +53,12 @@ func (t *RunView) ToolStart(call provider.ToolCall) {
 	}
 	// The name is the model's too: an unknown tool's name reaches here as
 	// sent, escapes and all.
-	fmt.Fprintf(t.out, "\n● %s %s\n", outbuf.Sanitize(call.Name), outbuf.Sanitize(SummarizeArgs(call.Args, 300)))
+	lead := "\n"
+	if t.afterTool {
+		lead = "" // one blank line between two calls, not two
+	}
+	t.afterTool = false
+	fmt.Fprintf(t.out, "%s● %s %s\n", lead, outbuf.Sanitize(call.Name), outbuf.Sanitize(SummarizeArgs(call.Args, 300)))
 	t.lines, t.shown, t.cut, t.lineStart = 0, 0, false, true
 	t.partial.Reset()
 }
@@ -129,6 +135,7 @@ func (t *RunView) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 			}
 		}
 		io.WriteString(t.out, "\n")
+		t.afterTool = true
 		return
 	}
 	mark := "└"
@@ -139,4 +146,5 @@ func (t *RunView) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 		fmt.Fprintf(t.out, "  %s %s\n", mark, outbuf.Sanitize(strings.TrimSpace(last)))
 	}
 	io.WriteString(t.out, "\n")
+	t.afterTool = true
 }

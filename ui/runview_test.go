@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -63,5 +64,24 @@ func TestToolOutputPreviewLines(t *testing.T) {
 	ev.ToolEnd(call, "exit code 0", false)
 	if !strings.Contains(w.String(), "  │ one\n  │ two\n  │ three\n") {
 		t.Errorf("preview = %q", w.String())
+	}
+}
+
+// TestRunViewOneBlankLineBetweenCalls: two calls in a row are separated by
+// one blank line, as a call and the text after it are.
+func TestRunViewOneBlankLineBetweenCalls(t *testing.T) {
+	var out bytes.Buffer
+	v := NewRunView(&out)
+	a := provider.ToolCall{ID: "1", Name: "read", Args: json.RawMessage(`{"path":"a"}`)}
+	b := provider.ToolCall{ID: "2", Name: "read", Args: json.RawMessage(`{"path":"b"}`)}
+	v.Text("looking")
+	v.ToolStart(a)
+	v.ToolEnd(a, "error: a does not exist", true)
+	v.ToolStart(b)
+	v.ToolEnd(b, "error: b does not exist", true)
+	v.Text("done")
+	want := "looking\n\n● read {\"path\":\"a\"}\n  └ ✗ error: a does not exist\n\n● read {\"path\":\"b\"}\n  └ ✗ error: b does not exist\n\ndone"
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
 	}
 }

@@ -33,14 +33,26 @@ func (c *Commands) Where() string { return Describe(c.Backend, c.Proxy.Backend()
 
 // Describe says where backend name (opened as v) keeps its secrets.
 func Describe(name string, v Vault) string {
-	switch b := v.(type) {
-	case interface{ Path() string }:
-		return name + " (" + b.Path() + ")"
-	case interface{ Describe() string }:
-		return name + " (" + b.Describe() + ")"
+	if inner := describeInner(name, v); inner != name {
+		return name + " (" + strings.TrimPrefix(inner, name+": ") + ")"
 	}
 	return name
 }
+
+// describeInner is Describe for inside parentheses: "envfile: PATH", so a
+// sentence never reads "(envfile (PATH))".
+func describeInner(name string, v Vault) string {
+	switch b := v.(type) {
+	case interface{ Path() string }:
+		return name + ": " + b.Path()
+	case interface{ Describe() string }:
+		return name + ": " + b.Describe()
+	}
+	return name
+}
+
+// whereInner is Where for inside parentheses (describeInner).
+func (c *Commands) whereInner() string { return describeInner(c.Backend, c.Proxy.Backend()) }
 
 // BackendDescription is what `hush setup` and `hush vault backend` say
 // about each backend of the registry.
@@ -95,7 +107,7 @@ func (c *Commands) Set(name, value string) error {
 	if err := c.Layered.Set(name, value); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "stored %s in the vault (%s)\n", name, c.Where())
+	fmt.Fprintf(c.Out, "stored %s in the vault (%s)\n", name, c.whereInner())
 	if c.Layered.Origin(name) == "environment" {
 		fmt.Fprintf(c.Err, "hush: warning: %s is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n", name)
 	}
@@ -164,7 +176,7 @@ func (c *Commands) Remove(name string) error {
 	if err := c.Layered.Delete(name); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "removed %s from the vault (%s)\n", name, c.Where())
+	fmt.Fprintf(c.Out, "removed %s from the vault (%s)\n", name, c.whereInner())
 	if o := c.Layered.Origin(name); o != "" {
 		fmt.Fprintf(c.Err, "hush: note: %s is still set in the %s\n", name, o)
 	}
@@ -176,7 +188,7 @@ func (c *Commands) Remove(name string) error {
 func (c *Commands) ImportFile(path string, entries map[string]string, overwrite bool) ImportReport {
 	rep := Import(c.Proxy, entries, overwrite)
 	if len(rep.Imported) > 0 {
-		fmt.Fprintf(c.Out, "copied into the vault (%s): %s\n", c.Where(), strings.Join(rep.Imported, ", "))
+		fmt.Fprintf(c.Out, "copied into the vault (%s): %s\n", c.whereInner(), strings.Join(rep.Imported, ", "))
 	}
 	if len(rep.Already) > 0 {
 		fmt.Fprintf(c.Out, "already in the vault with the same value: %s\n", strings.Join(rep.Already, ", "))

@@ -23,7 +23,7 @@ func newCommands(t *testing.T) (vault.Commands, *vault.EnvFile, *bytes.Buffer, *
 func TestCommandsSetListRemove(t *testing.T) {
 	t.Parallel()
 	c, ef, out, errOut := newCommands(t)
-	where := "envfile (" + ef.Path() + ")"
+	where := "envfile: " + ef.Path()
 	if err := c.Set("EMPTY", ""); err == nil || !strings.Contains(err.Error(), "nothing was stored") {
 		t.Errorf("Set of an empty value = %v", err)
 	}
@@ -44,7 +44,7 @@ func TestCommandsSetListRemove(t *testing.T) {
 		"ENV_TOKEN       environment\n" +
 		"FROM_DOTENV     .env (/p/.env; move it with `hush vault import`)\n" +
 		"SHADOWED_TOKEN  environment (also in the vault; the environment wins)\n" +
-		"backend: " + where + "\n"
+		"backend: envfile (" + ef.Path() + ")\n"
 	if out.String() != want {
 		t.Errorf("list =\n%s\nwant\n%s", out, want)
 	}
@@ -108,7 +108,7 @@ func TestImportFileAndDisposeSource(t *testing.T) {
 		if v, _ := ef.Get("A"); v != "1" {
 			t.Errorf("A = %q", v)
 		}
-		if !strings.HasPrefix(out.String(), "copied into the vault (envfile (") {
+		if !strings.HasPrefix(out.String(), "copied into the vault (envfile: ") {
 			t.Errorf("output %q", out)
 		}
 		err := c.DisposeSource(src, rep, tt.action)

@@ -130,8 +130,12 @@ func (s *Setup) Run(ctx context.Context) (Answers, error) {
 		st.step = i + 1
 		err := steps[i](ctx)
 		switch {
+		case errors.Is(err, errBack) && i == 0:
+			// Esc at the first question: there is no step to go back
+			// to, so it leaves setup (it redrew the same question).
+			return Answers{}, ErrAborted
 		case errors.Is(err, errBack):
-			i = max(i-1, 0)
+			i--
 		case errors.Is(err, errToURL):
 			i = 1
 		case err != nil:
