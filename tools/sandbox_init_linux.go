@@ -238,6 +238,18 @@ static void hush_sb_landlock_scope(void) {
 
 static void hush_sb_noop(int sig) { (void)sig; }
 
+// hush_sb_own_keyring gives the tool a session keyring of its own, as
+// systemd gives each service and runc each container: the one it would
+// inherit is hush's — the login session's, where Kerberos tickets and
+// other programs' keys live — and every key there that its possessor may
+// read, the tool could (keyctl search @s, keyctl read). A kernel without
+// keyrings has nothing to inherit.
+static void hush_sb_own_keyring(void) {
+	if (syscall(SYS_keyctl, 1, NULL) < 0 && errno != ENOSYS) { // KEYCTL_JOIN_SESSION_KEYRING
+		hush_sb_die("join a session keyring of its own", NULL);
+	}
+}
+
 // hush_sb_sys_readonly: root's tool is the host's uid 0 — mapped to
 // itself, it passes every owner check on a file uid 0 owns — and the
 // kernel's settings are such files: kernel.core_pattern written with a
@@ -466,6 +478,7 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 	// From here on nobody may ptrace this process (hush_sb_spawn's child
 	// shares hush's memory until it execs).
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	hush_sb_own_keyring();
 	// Nothing mounted here may reach the parent's namespace.
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		hush_sb_die("make / private", NULL);
@@ -626,6 +639,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 			hush_sb_die("set no_new_privs", NULL);
 		}
 		hush_sb_landlock_scope();
+		hush_sb_own_keyring();
 		if (probe) {
 			_exit(0);
 		}

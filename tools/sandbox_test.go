@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // These tests attack the sandbox as a hostile command would, on the real
@@ -312,6 +314,43 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 			if !strings.Contains(out, "ppid=0\n") && !strings.Contains(out, "ppid=1\n") {
 				t.Errorf("the tool's parent is visible to it:\n%s", out)
 			}
+		}
+	})
+
+	t.Run("session-keyring", func(t *testing.T) {
+		// The kernel keyring of the session hush runs in (a login
+		// session's holds Kerberos tickets and other tools' keys): a
+		// child inherits it, and reads every key its possessor may.
+		w := newWorld(t, a)
+		name := "hush-test-" + w.canary[6:18]
+		id, err := unix.AddKey("user", name, []byte(w.canary), unix.KEY_SPEC_SESSION_KEYRING)
+		if err != nil {
+			t.Fatalf("add a key to this session's keyring: %v", err)
+		}
+		defer unix.KeyctlInt(unix.KEYCTL_REVOKE, id, 0, 0, 0)
+		script := `python3 - ` + name + ` ` + strconv.Itoa(id) + ` <<'EOF' 2>&1
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def read(kid):
+    buf = ctypes.create_string_buffer(256)
+    n = libc.syscall(250, 11, kid, buf, 256)  # KEYCTL_READ
+    return buf.raw[:n].hex() if n > 0 else "err%d" % ctypes.get_errno()
+for ring in (-3, -4, -5):  # session, user, user-session
+    kid = libc.syscall(250, 10, ring, b"user", sys.argv[1].encode(), 0)  # KEYCTL_SEARCH
+    print("search", ring, read(kid) if kid > 0 else "none")
+print("by-id", read(int(sys.argv[2])))
+own = libc.syscall(248, b"user", b"own", b"OWN-OK", 6, -3)  # add_key to its own session keyring
+print("own", bytes.fromhex(read(own)).decode() if own > 0 else "err%d" % ctypes.get_errno())
+EOF`
+		if out := a.run(t, w.project, nil, script, nil); !leaks(out, w.canary) {
+			t.Fatalf("control: the unsandboxed child did not read the session's key, so this proves nothing:\n%s", out)
+		}
+		out := a.run(t, w.project, nil, script, w.sandbox())
+		if leaks(out, w.canary) {
+			t.Errorf("a sandboxed tool read a key from hush's session keyring:\n%s", out)
+		}
+		if !strings.Contains(out, "own OWN-OK") {
+			t.Errorf("positive control: the sandboxed tool cannot keep a key in a keyring of its own:\n%s", out)
 		}
 	})
 
