@@ -84,6 +84,39 @@ func alive(pid int) bool {
 
 // TestToolOutputCannotDriveTheTerminal: escape sequences a tool prints
 // (window title, clipboard, hyperlink, cursor moves) never reach the terminal.
+// TestCtrlCRunsNothingMoreOfTheScript: after Ctrl-C the script's next
+// command does not run. In the sandbox bash is its PID namespace's init,
+// which the kernel spares a SIGTERM it has no handler for: the killed
+// sleep was followed by the script's next line before the SIGKILL came.
+func TestCtrlCRunsNothingMoreOfTheScript(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	after := filepath.Join(w.project, "AFTER")
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "echo started; sleep 30; touch AFTER; sleep 30"}}}},
+		step{text: "second turn answered"},
+	)
+	allowBashConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("sleep a while\r")
+	tm.expect("started", 20*time.Second)
+	tm.send("\x03")
+	tm.expect("turn cancelled", 10*time.Second)
+	if _, err := os.Stat(after); err == nil {
+		t.Error("the script went on after Ctrl-C: AFTER was created")
+	}
+	// The check is not just early: by now the tool has been killed.
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := os.Stat(after); err == nil {
+		t.Error("the script went on after Ctrl-C: AFTER was created")
+	}
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}
+
 func TestToolOutputCannotDriveTheTerminal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
