@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ const (
 	ReasonKeyring      = "the keyring daemon's sockets"
 	ReasonDocker       = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
 	ReasonRootDaemon   = "a root daemon's control socket (the system bus, systemd, containerd, podman): a root tool that reaches it has the daemon run anything as the host's root, outside the sandbox"
+	ReasonMultiplexer  = "a terminal multiplexer's server sockets (tmux, screen): the server runs any command a client sends it, outside the sandbox"
 	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
 	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
 	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
@@ -77,6 +79,9 @@ type MaskOptions struct {
 	RuntimeDir string
 	BusAddress string
 	DockerHost string
+	// Tmux is $TMUX, TmuxTmpDir $TMUX_TMPDIR, ScreenDir $SCREENDIR: where
+	// the terminal multiplexers' servers listen (multiplexerSockets).
+	Tmux, TmuxTmpDir, ScreenDir string
 	// Project is the project root, walked for the .env family.
 	Project string
 	// Docker leaves the Docker socket reachable ([sandbox] docker = true).
@@ -174,6 +179,13 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {
 			add(p, false, ReasonDocker)
 		}
+	}
+	dirs, socks := multiplexerSockets(opts)
+	for _, d := range dirs {
+		add(d, true, ReasonMultiplexer)
+	}
+	for _, p := range socks {
+		add(p, false, ReasonMultiplexer)
 	}
 	if os.Geteuid() == 0 {
 		for _, p := range rootDaemonSockets {
@@ -631,6 +643,35 @@ func listTmpBuses() []string {
 // AbstractBus reports whether the session bus address names an abstract
 // socket, which no mount can hide.
 func AbstractBus(addr string) bool { return strings.Contains(addr, "unix:abstract=") }
+
+// multiplexerSockets are the directories and sockets where the user's
+// tmux and screen servers listen. A server accepts every client of its
+// own user, and a tool is that user: `tmux new-window 'cat …/vault.env >
+// loot'` had the user's tmux server — the one hush itself often runs in —
+// run it outside the sandbox. tmux's default directory is
+// ${TMUX_TMPDIR:-/tmp}/tmux-<uid> (every -L name lives there); $TMUX names
+// the socket of the session hush runs in, wherever -S put it. screen's
+// are in $SCREENDIR, /run/screen or ~/.screen.
+func multiplexerSockets(opts MaskOptions) (dirs, socks []string) {
+	uid := strconv.Itoa(os.Geteuid())
+	for _, base := range []string{opts.TmuxTmpDir, "/tmp"} {
+		if filepath.IsAbs(base) {
+			dirs = append(dirs, filepath.Join(base, "tmux-"+uid))
+		}
+	}
+	if p, _, _ := strings.Cut(opts.Tmux, ","); filepath.IsAbs(p) {
+		socks = append(socks, p)
+	}
+	for _, d := range []string{opts.ScreenDir, "/run/screen", "/var/run/screen"} {
+		if filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if opts.Home != "" {
+		dirs = append(dirs, filepath.Join(opts.Home, ".screen"))
+	}
+	return dirs, socks
+}
 
 // rootDaemonSockets are hidden from a root tool: it is uid 0 to the
 // daemons behind them, which then start what it asks (systemd-run over the

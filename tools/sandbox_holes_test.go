@@ -5,6 +5,9 @@ package tools
 import (
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,5 +262,59 @@ except Exception: pass' "$s"; done 2>&1`
 	}
 	if out := a.run(t, w.project, nil, script, w.sandbox()); strings.Contains(out, "CONNECTED") || leaks(out, w.canary) {
 		t.Errorf("a root tool reached a root daemon's control socket:\n%s", out)
+	}
+}
+
+// TestSandboxHidesTheTmuxServer: the user's tmux server — often the one
+// hush runs in — runs any command a client of its own user sends it, and a
+// tool is that user: `tmux new-window 'cat …/vault.env > stolen'` ran
+// outside the sandbox. Its socket directory (${TMUX_TMPDIR}/tmux-<uid>)
+// and the socket $TMUX names are hidden; the control is the same client
+// unsandboxed, whose window does copy the vault.
+func TestSandboxHidesTheTmuxServer(t *testing.T) {
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux is not installed (scripts/provision installs it): %v", err)
+	}
+	a := attacker{}
+	w := newWorld(t, a)
+	tmpdir := w.root + "/tmux"
+	other := w.root + "/elsewhere/sock" // a server started with -S, named by $TMUX
+	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-L", "hushtest"}, {"-S", other}} {
+		cmd := exec.Command(tmux, append(args, "new-session", "-d", "sleep 120")...)
+		cmd.Env = []string{"TMUX_TMPDIR=" + tmpdir, "PATH=/usr/bin:/bin", "HOME=" + w.home, "TERM=xterm"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("start a tmux server %v: %v\n%s", args, err, out)
+		}
+		t.Cleanup(func() {
+			kill := exec.Command(tmux, append(args, "kill-server")...)
+			kill.Env = cmd.Env
+			_ = kill.Run()
+		})
+	}
+	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project,
+		TmuxTmpDir: tmpdir, Tmux: other + ",1234,0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sel := range []string{"-L hushtest", "-S " + other} {
+		stolen := w.project + "/stolen" + strconv.Itoa(i)
+		script := `TMUX_TMPDIR=` + tmpdir + ` tmux ` + sel + ` new-window -d "cat ` + w.data + `/vault.env > ` + stolen + `" 2>&1; ` +
+			`for i in 1 2 3 4 5 6 7 8 9 10; do [ -s ` + stolen + ` ] && break; sleep 0.1; done; true`
+		_ = a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true})
+		if b, _ := os.ReadFile(stolen); leaks(string(b), w.canary) {
+			t.Errorf("tmux %s: a sandboxed tool had the user's tmux server read the vault: % x", sel, b)
+		}
+		os.Remove(stolen)
+		_ = a.run(t, w.project, nil, script, nil)
+		if b, _ := os.ReadFile(stolen); !leaks(string(b), w.canary) {
+			t.Fatalf("control: tmux %s: the unsandboxed client's window did not copy the vault (%q), so this proves nothing", sel, b)
+		}
 	}
 }
