@@ -36,6 +36,7 @@ const (
 	ReasonBus          = "the session bus socket: the keyring (Secret Service) answers on it"
 	ReasonKeyring      = "the keyring daemon's sockets"
 	ReasonDocker       = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
+	ReasonRootDaemon   = "a root daemon's control socket (the system bus, systemd, containerd, podman): a root tool that reaches it has the daemon run anything as the host's root, outside the sandbox"
 	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
 	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
 	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
@@ -172,6 +173,11 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	if !opts.Docker {
 		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {
 			add(p, false, ReasonDocker)
+		}
+	}
+	if os.Geteuid() == 0 {
+		for _, p := range rootDaemonSockets {
+			add(p, false, ReasonRootDaemon)
 		}
 	}
 	if opts.Home != "" {
@@ -625,6 +631,17 @@ func listTmpBuses() []string {
 // AbstractBus reports whether the session bus address names an abstract
 // socket, which no mount can hide.
 func AbstractBus(addr string) bool { return strings.Contains(addr, "unix:abstract=") }
+
+// rootDaemonSockets are hidden from a root tool: it is uid 0 to the
+// daemons behind them, which then start what it asks (systemd-run over the
+// system bus, a container with the host's / from containerd) as the host's
+// root, outside every namespace, where the vault is one read away. An
+// unprivileged tool gets from them only what its user may anyway.
+var rootDaemonSockets = []string{
+	"/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/private",
+	"/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/crio/crio.sock",
+	"/run/snapd.socket", "/run/libvirt/libvirt-sock",
+}
 
 // dockerSockets are the Docker Engine's usual unix sockets and the unix path
 // of DOCKER_HOST.

@@ -213,3 +213,51 @@ bash -c 'kill -SEGV $$' 2>/dev/null; sleep 0.5; printf '%s' "$(cat ` + pattern +
 		t.Errorf("positive control: the sandboxed tool cannot read kernel.core_pattern:\n%s", out)
 	}
 }
+
+// TestSandboxRootDaemonSockets: a root tool is uid 0 to the daemons on the
+// host's control sockets, which run what it asks as the host's root —
+// systemd-run over the system bus, a container with the host's / from
+// containerd — outside the sandbox. They are hidden from a root tool; the
+// control is the same connect by root, unsandboxed. Where the machine has
+// no system bus, the test listens at its path itself.
+func TestSandboxRootDaemonSockets(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the daemons answer an unprivileged tool with no more than its user may do anyway")
+	}
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	a := attacker{}
+	w := newWorld(t, a)
+	const bus = "/run/dbus/system_bus_socket"
+	if _, err := os.Lstat(bus); err != nil {
+		if err := os.MkdirAll("/run/dbus", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", bus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(w.canary))
+				c.Close()
+			}
+		}()
+	}
+	script := `for s in ` + strings.Join(rootDaemonSockets, " ") + `; do [ -e "$s" ] || continue; python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1]); print("CONNECTED", sys.argv[1])
+try: print(s.recv(100))
+except Exception: pass' "$s"; done 2>&1`
+	if out := a.run(t, w.project, nil, script, nil); !strings.Contains(out, "CONNECTED "+bus) {
+		t.Fatalf("control: root, unsandboxed, did not reach %s, so this proves nothing:\n%s", bus, out)
+	}
+	if out := a.run(t, w.project, nil, script, w.sandbox()); strings.Contains(out, "CONNECTED") || leaks(out, w.canary) {
+		t.Errorf("a root tool reached a root daemon's control socket:\n%s", out)
+	}
+}

@@ -95,8 +95,12 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
+// inheritedHome runs keepInheritedHome before the first child starts.
+var inheritedHome sync.Once
+
 // Command returns a ready, unstarted command for spec.
 func Command(ctx context.Context, spec Spec) (*Cmd, error) {
+	inheritedHome.Do(keepInheritedHome)
 	if spec.Dir == "" {
 		return nil, errors.New("spawn: no working directory given")
 	}

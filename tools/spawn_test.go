@@ -355,3 +355,68 @@ func TestLookPathFollowsTheChildsPath(t *testing.T) {
 		t.Errorf("relative PATH entry: got %q", got)
 	}
 }
+
+const inheritedEnv = "HUSH_SPAWN_TEST_INHERITED"
+
+// TestInheritedDescriptorReachesNoChild: a descriptor hush inherited from
+// whoever started it (here fd 3, a file holding a canary) is readable by
+// hush itself — the control — but reaches no child of the spawn layer,
+// sandboxed or not, at /proc/self/fd/3.
+func TestInheritedDescriptorReachesNoChild(t *testing.T) {
+	if os.Getenv(inheritedEnv) != "" {
+		inheritedHelper(t)
+		return
+	}
+	secret := "CANARY-inherited-" + strconv.Itoa(os.Getpid())
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("/proc/self/exe", "-test.run=^TestInheritedDescriptorReachesNoChild$", "-test.v", "-test.count=1")
+	cmd.Env = []string{inheritedEnv + "=1", "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+	cmd.ExtraFiles = []*os.File{f} // fd 3 in the helper, not close-on-exec
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "self:"+hexOf(secret)) {
+		t.Fatalf("control: the helper did not inherit the descriptor, so this proves nothing:\n%s", out)
+	}
+	for _, child := range []string{"bare", "sandboxed"} {
+		if !strings.Contains(string(out), child+":") {
+			t.Errorf("the %s child did not run:\n%s", child, out)
+		}
+		if strings.Contains(string(out), child+":"+hexOf(secret)) {
+			t.Errorf("a %s child read the descriptor hush inherited:\n%s", child, out)
+		}
+	}
+}
+
+func hexOf(s string) string { return fmt.Sprintf("%x", s) }
+
+// inheritedHelper is the helper process: hush with fd 3 inherited.
+func inheritedHelper(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/fd/3")
+	fmt.Printf("self:%x %v\n", b, err)
+	env := Env{{Name: "PATH", Value: "/usr/bin:/bin"}}
+	for _, c := range []struct {
+		name string
+		sb   *Sandbox
+	}{{"bare", nil}, {"sandboxed", &Sandbox{Required: true}}} {
+		var out bytes.Buffer
+		cmd, err := Command(context.Background(), Spec{Path: "sh", Args: []string{"-c", "od -An -tx1 /proc/self/fd/3 | tr -d ' \\n'; true"},
+			Dir: "/", Env: env, Stdout: &out, Stderr: &out, Sandbox: c.sb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, out.String())
+		}
+		fmt.Printf("%s:%s\n", c.name, out.String())
+	}
+}
