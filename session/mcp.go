@@ -91,8 +91,8 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 	stop = func() {
 		mgr.Close()
 		for _, k := range bg.Close() {
-			fmt.Fprintf(opts.Stderr, "hush: background %s keeps running as asked (pid %d): %s\n  output: %s\n  stop it with: kill -TERM -- -%d\n",
-				k.ID, k.PID, shorten(strings.Join(strings.Fields(k.Command), " "), 80), k.LogPath, k.PID)
+			fmt.Fprintf(opts.Stderr, "hush: background %s keeps running as asked (pid %d): %s\n  output: %s\n  stop it with: kill -TERM -- -%d (if it keeps running: kill -KILL -- -%d)\n",
+				k.ID, k.PID, shorten(strings.Join(strings.Fields(k.Command), " "), 80), k.LogPath, k.PID, k.PID)
 		}
 	}
 	return ts, stop, denied, nil

@@ -65,7 +65,7 @@ decision = "allow"
 		t.Errorf("after hush exited: %q, want only the kept process", left)
 	}
 	notice := regexp.MustCompile(`hush: background bg2 keeps running as asked \(pid ([0-9]+)\): echo kept; exec -a \S+ sleep 300\n` +
-		`  output: \S+/background/\S+/bg2\.log\n  stop it with: kill -TERM -- -([0-9]+)\n`)
+		`  output: \S+/background/\S+/bg2\.log\n  stop it with: kill -TERM -- -([0-9]+) \(if it keeps running: kill -KILL -- -[0-9]+\)\n`)
 	m := notice.FindStringSubmatch(out)
 	// The pid hush names leads the kept process's group (its sandbox's
 	// init); the process itself runs inside.
@@ -80,6 +80,45 @@ decision = "allow"
 	} {
 		if !strings.Contains(received, want) {
 			t.Errorf("the model did not receive %q:\n%s", want, received)
+		}
+	}
+}
+
+// TestKeptProcessStopsOnTERM: the kill -TERM hush prints for a kept
+// background process ends it, and its whole namespace. bash there is its
+// PID namespace's init, which the kernel spares a SIGTERM it has no
+// handler for: the command's child died and bash went on with the next.
+func TestKeptProcessStopsOnTERM(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	marker := canary("marker")
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"background", map[string]any{"action": "start", "keep": true,
+			"command": fmt.Sprintf("(exec -a %s-kept sleep 300); sleep 301", marker)}}}},
+		step{text: "Started it."},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n\n"+
+		"[[rules]]\ngate = \"tool.run:background\"\nsubject = \"background\"\ndecision = \"allow\"\n\n"+
+		"[[rules]]\ngate = \"tool.keep:background\"\nsubject = \"background\"\ndecision = \"allow\"\n", model.URL()))
+	out, err := runHush(w, "run", "start a server")
+	m := regexp.MustCompile(`stop it with: kill -TERM -- -([0-9]+)`).FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	// Positive control: it runs until told to stop.
+	for deadline := time.Now().Add(5 * time.Second); len(processesWith(marker+"-kept")) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the kept process never ran:\n%s", out)
+		}
+	}
+	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d survived kill -TERM -- -%d (left: %q)", pid, pid, processesWith(marker))
 		}
 	}
 }

@@ -82,8 +82,6 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
-// TestToolOutputCannotDriveTheTerminal: escape sequences a tool prints
-// (window title, clipboard, hyperlink, cursor moves) never reach the terminal.
 // TestCtrlCRunsNothingMoreOfTheScript: after Ctrl-C the script's next
 // command does not run. In the sandbox bash is its PID namespace's init,
 // which the kernel spares a SIGTERM it has no handler for: the killed
@@ -117,6 +115,8 @@ func TestCtrlCRunsNothingMoreOfTheScript(t *testing.T) {
 	}
 }
 
+// TestToolOutputCannotDriveTheTerminal: escape sequences a tool prints
+// (window title, clipboard, hyperlink, cursor moves) never reach the terminal.
 func TestToolOutputCannotDriveTheTerminal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

@@ -77,7 +77,11 @@ func (Tool) Schema() json.RawMessage {
 // SIGTERM but bash went on to the script's next commands until the SIGKILL
 // two seconds later. With a handler it exits once that command has ended.
 // Without the sandbox it changes nothing: SIGTERM ended bash anyway.
-const stopOnTerm = "trap 'exit 143' TERM; "
+//
+// The trap re-raises the signal first, so where bash is not an init (no
+// sandbox) it still ends killed by SIGTERM, as before; an init ignores
+// that and exits 143.
+const stopOnTerm = "trap 'trap - TERM; kill -TERM $$; exit 143' TERM; "
 
 // Run implements executor.Tool.
 func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMessage) (executor.Result, error) {
