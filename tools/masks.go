@@ -39,6 +39,7 @@ const (
 	ReasonDocker       = "the Docker socket: whoever reaches it can inspect a container's secrets and start a privileged one; `[sandbox] docker = true` re-opens it"
 	ReasonRootDaemon   = "a root daemon's control socket (the system bus, systemd, containerd, podman): a root tool that reaches it has the daemon run anything as the host's root, outside the sandbox"
 	ReasonMultiplexer  = "a terminal multiplexer's server sockets (tmux, screen): the server runs any command a client sends it, outside the sandbox"
+	ReasonUserManager  = "a server of yours that runs what a client asks, outside the sandbox: systemd's user manager (systemd-run --user), the Emacs server"
 	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
 	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
 	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
@@ -187,6 +188,13 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	for _, p := range socks {
 		add(p, false, ReasonMultiplexer)
 	}
+	for _, rt := range []string{opts.RuntimeDir, "/run/user/" + strconv.Itoa(os.Geteuid())} {
+		if filepath.IsAbs(rt) {
+			add(filepath.Join(rt, "systemd", "private"), false, ReasonUserManager)
+			add(filepath.Join(rt, "emacs"), true, ReasonUserManager)
+		}
+	}
+	add(filepath.Join(os.TempDir(), "emacs"+strconv.Itoa(os.Geteuid())), true, ReasonUserManager)
 	if os.Geteuid() == 0 {
 		for _, p := range rootDaemonSockets {
 			add(p, false, ReasonRootDaemon)

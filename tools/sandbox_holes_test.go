@@ -318,3 +318,50 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxHidesTheUserManager: systemd's user manager runs what a
+// client of its user asks (systemd-run --user) on $XDG_RUNTIME_DIR/
+// systemd/private, with no bus needed, and the Emacs server evaluates what
+// emacsclient sends: both outside the sandbox. A stand-in listens at each
+// path; the control is the same connect unsandboxed.
+func TestSandboxHidesTheUserManager(t *testing.T) {
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	a := attacker{}
+	w := newWorld(t, a)
+	rt := w.root + "/run"
+	paths := []string{rt + "/systemd/private", rt + "/emacs/server"}
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte(w.canary))
+				c.Close()
+			}
+		}()
+	}
+	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project, RuntimeDir: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `for s in ` + strings.Join(paths, " ") + `; do python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1]); print("CONNECTED", sys.argv[1], s.recv(100))' "$s"; done 2>&1`
+	if out := a.run(t, w.project, nil, script, nil); strings.Count(out, "CONNECTED") != len(paths) || !leaks(out, w.canary) {
+		t.Fatalf("control: unsandboxed, the client did not reach every server, so this proves nothing:\n%s", out)
+	}
+	if out := a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true}); strings.Contains(out, "CONNECTED") || leaks(out, w.canary) {
+		t.Errorf("a sandboxed tool reached a server of its user that runs commands:\n%s", out)
+	}
+}
