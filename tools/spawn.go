@@ -160,7 +160,9 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	return &Cmd{Cmd: cmd, direct: direct}, nil
 }
 
-// KillGroup signals the process group led by pid.
+// KillGroup signals the process group led by pid. A SIGTERM that the
+// kernel would drop (a sandboxed namespace init without a TERM handler and
+// without children, see termDropped) is followed by SIGKILL at once.
 func KillGroup(pid int, sig syscall.Signal) error {
 	if pid <= 0 {
 		return fmt.Errorf("kill group: bad pid %d", pid)
@@ -168,7 +170,13 @@ func KillGroup(pid int, sig syscall.Signal) error {
 	if sig == syscall.SIGKILL {
 		reaperTakeDown(pid) // reaper_linux.go
 	}
+	// Checked before the signal, so a child that ends at once of the
+	// SIGTERM does not make the init look childless.
+	dropped := sig == syscall.SIGTERM && termDropped(pid) // stopinit_linux.go
 	err := syscall.Kill(-pid, sig)
+	if dropped {
+		return KillGroup(pid, syscall.SIGKILL)
+	}
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}

@@ -26,7 +26,8 @@ const (
 // exitNotice bounds the wait, once a connection broke, for the process to
 // be reaped, so the message can say how it exited. It only delays failure
 // paths, and only for a server that broke its connection but still runs.
-const exitNotice = 2 * time.Second
+// (A variable for a test that makes it long.)
+var exitNotice = 2 * time.Second
 
 // conn is one running server process and its MCP session. hush owns the
 // process: it starts it through the spawn layer, it alone calls Wait, and it
@@ -148,10 +149,14 @@ func (c *conn) reap(cmd *tools.Cmd) {
 // failStart kills a server that did not come up and says why.
 func (c *conn) failStart(ctx context.Context, step string, timeout time.Duration, err error) error {
 	// A server that exited is usually why the handshake failed; give the
-	// reaper a moment so the exit status can be reported.
-	select {
-	case <-c.exited:
-	case <-time.After(exitNotice):
+	// reaper a moment so the exit status can be reported. Not when the
+	// start timed out: the server ran all that time and still runs, and
+	// waiting would only hold up the message (and `hush mcp list`).
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		select {
+		case <-c.exited:
+		case <-time.After(exitNotice):
+		}
 	}
 	var why string
 	exited := false

@@ -618,3 +618,29 @@ func TestReplyOverTheMessageLimit(t *testing.T) {
 		t.Errorf("1 MiB reply: %d bytes, %v", len(out), err)
 	}
 }
+
+// TestStartTimeoutFailsAtOnce: a server that did not finish its start within
+// its start timeout is reported (and stopped) when the timeout ends, not
+// after a further wait for it to exit: here that wait is made 30s, so a
+// start that waited it out cannot pass. Not parallel: it sets ExitNotice
+// before the parallel tests run.
+func TestStartTimeoutFailsAtOnce(t *testing.T) {
+	defer func(d time.Duration) { *mcp.ExitNotice = d }(*mcp.ExitNotice)
+	*mcp.ExitNotice = 30 * time.Second
+	f := newFixture(t)
+	m := f.manager(mcp.Server{Name: "bad", Command: faultServer, Args: []string{"-start=hang"}, StartTimeout: time.Second})
+	done := make(chan struct{})
+	go func() { m.Start(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a start that timed out waited for the server to exit")
+	}
+	want := "failed to start: did not finish the MCP handshake within 1s; its stderr ends: faultserver: starting in mode hang"
+	if st := status(m, "bad"); st.State != mcp.Failed || st.Describe() != want {
+		t.Errorf("bad: %q\nwant %q", st.Describe(), want)
+	}
+	if s := f.survivors(); len(s) != 0 {
+		t.Errorf("processes after the failed start: %q", s)
+	}
+}
