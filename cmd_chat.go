@@ -16,8 +16,8 @@ import (
 func chatFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "plain", Usage: "line-by-line chat without the editor, colours or status line (scripts, screen readers)"},
-		&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project"},
-		&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one"},
+		&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one", DisableDefaultText: true},
 	}
 }
 

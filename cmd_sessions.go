@@ -11,7 +11,7 @@ func (a *app) sessionsCommand() *cli.Command {
 		Usage: "list the sessions hush kept (transcripts in the data dir)",
 		Subcommands: []*cli.Command{{
 			Name:  "list",
-			Usage: "show each session's id, project, start, turns and first prompt, most recent first",
+			Usage: "show each session's id, project, start, last activity, turns and first prompt, most recently active first",
 			Description: "Resume one with `hush chat --resume ID` (in its project), or the latest of the\n" +
 				"current project with `hush chat --continue` / `hush run --continue PROMPT`.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "here", Usage: "only sessions of the current project"}},

@@ -22,15 +22,15 @@ import (
 // --resume, and chat's /resume and /compact.
 
 // List prints the sessions kept in dataDir (only those of the project dir
-// when here), most recent first, to w; unreadable transcripts are named on
-// errW.
+// when here), the most recently active first, to w; unreadable
+// transcripts are named on errW.
 func List(w, errW io.Writer, dataDir, dir string, here bool) error {
 	all, skipped, err := transcript.List(dataDir)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROJECT\tSTARTED\tTURNS\tFIRST PROMPT")
+	fmt.Fprintln(tw, "ID\tPROJECT\tSTARTED\tLAST ACTIVE\tTURNS\tFIRST PROMPT")
 	shown := 0
 	for _, s := range all {
 		if s.Completed == 0 && s.Incomplete == 0 {
@@ -43,8 +43,9 @@ func List(w, errW io.Writer, dataDir, dir string, here bool) error {
 		if project == "" {
 			project = "?"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, outbuf.Sanitize(project), s.Started.Local().Format("2006-01-02 15:04"),
-			s.Completed, OneLine(s.FirstPrompt, 60))
+		const minute = "2006-01-02 15:04"
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, outbuf.Sanitize(project), s.Started.Local().Format(minute),
+			s.Last.Local().Format(minute), s.Completed, OneLine(s.FirstPrompt, 60))
 		shown++
 	}
 	if shown == 0 {

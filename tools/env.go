@@ -157,7 +157,7 @@ type Dropped struct{ Name, Reason string }
 // vault's value, never the ambient one.
 func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	if req.Ambient == nil {
-		return nil, nil, errors.New("build env: no ambient snapshot given")
+		return nil, nil, errors.New("env: no ambient snapshot given")
 	}
 	p := req.Policy
 	// Sized for a typical child (the core allowlist, a few extras) so the
@@ -266,7 +266,7 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	case InheritAll:
 		copyAmbient(nil, FromAll)
 	default:
-		return nil, nil, fmt.Errorf("build env: unknown inherit %q (want core, none or all)", p.Inherit)
+		return nil, nil, fmt.Errorf("env: unknown inherit %q (want core, none or all)", p.Inherit)
 	}
 	if len(p.Include) > 0 {
 		copyAmbient(p.Include, FromInclude)
@@ -322,11 +322,11 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	}
 	for _, name := range sortedNames(p.Set) {
 		if err := settable(name); err != nil {
-			return nil, nil, fmt.Errorf("build env: set %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env: set %s: %w", name, err)
 		}
 		v, secret, err := resolve(p.Set[name])
 		if err != nil {
-			return nil, nil, fmt.Errorf("build env: set %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env: set %s: %w", name, err)
 		}
 		env[name] = Var{Name: name, Value: v, Source: FromSet, Secret: secret}
 	}
@@ -337,10 +337,10 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	}
 	for _, name := range scope {
 		if err := settable(name); err != nil {
-			return nil, nil, fmt.Errorf("build env: secret %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env: secret %s: %w", name, err)
 		}
 		if req.Grant == nil {
-			return nil, nil, fmt.Errorf("build env: secret %s: %w", name, ErrNoGrant)
+			return nil, nil, fmt.Errorf("env: secret %s: %w", name, ErrNoGrant)
 		}
 		v, err := req.Grant(name)
 		if err != nil {
@@ -351,11 +351,11 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 
 	for _, name := range sortedNames(req.Extra) {
 		if err := settable(name); err != nil {
-			return nil, nil, fmt.Errorf("build env: %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env: %s: %w", name, err)
 		}
 		v, secret, err := resolve(req.Extra[name])
 		if err != nil {
-			return nil, nil, fmt.Errorf("build env: %s: %w", name, err)
+			return nil, nil, fmt.Errorf("env: %s: %w", name, err)
 		}
 		env[name] = Var{Name: name, Value: v, Source: FromExtra, Secret: secret}
 	}

@@ -58,7 +58,7 @@ func (f *fakeVault) grant(name string) (string, error) {
 	}
 	v, ok := f.values[name]
 	if !ok {
-		return "", fmt.Errorf("secret %s: no such secret", name)
+		return "", fmt.Errorf("secret %s: not in the vault", name)
 	}
 	f.granted = append(f.granted, name)
 	return v, nil
@@ -214,13 +214,13 @@ func TestBuildEnvErrors(t *testing.T) {
 		req  EnvRequest
 		want string
 	}{
-		{"no ambient", EnvRequest{}, "build env: no ambient snapshot given"},
-		{"bad inherit", EnvRequest{Ambient: ambient, Policy: Policy{Inherit: "some"}}, `build env: unknown inherit "some" (want core, none or all)`},
+		{"no ambient", EnvRequest{}, "env: no ambient snapshot given"},
+		{"bad inherit", EnvRequest{Ambient: ambient, Policy: Policy{Inherit: "some"}}, `env: unknown inherit "some" (want core, none or all)`},
 		{"denied scope", EnvRequest{Ambient: ambient, Policy: Policy{Scope: []string{"D"}}, Grant: fv.grant}, "vault.read:D denied for bash"},
-		{"unknown secret", EnvRequest{Ambient: ambient, Extra: map[string]string{"X": "${NOPE}"}, Grant: fv.grant}, "build env: X: secret NOPE: no such secret"},
-		{"no grant", EnvRequest{Ambient: ambient, Policy: Policy{Scope: []string{"A"}}}, "build env: secret A: secret requested but no vault access was given"},
-		{"loader via set", EnvRequest{Ambient: ambient, Policy: Policy{Set: map[string]string{"LD_PRELOAD": "x"}}}, "build env: set LD_PRELOAD: loader injection variables are never passed to a child"},
-		{"bad reference", EnvRequest{Ambient: ambient, Extra: map[string]string{"X": "${A"}, Grant: fv.grant}, "build env: X: malformed secret reference: unterminated ${ at offset 0"},
+		{"unknown secret", EnvRequest{Ambient: ambient, Extra: map[string]string{"X": "${NOPE}"}, Grant: fv.grant}, "env: X: secret NOPE: not in the vault"},
+		{"no grant", EnvRequest{Ambient: ambient, Policy: Policy{Scope: []string{"A"}}}, "env: secret A: secret requested but no vault access was given"},
+		{"loader via set", EnvRequest{Ambient: ambient, Policy: Policy{Set: map[string]string{"LD_PRELOAD": "x"}}}, "env: set LD_PRELOAD: loader injection variables are never passed to a child"},
+		{"bad reference", EnvRequest{Ambient: ambient, Extra: map[string]string{"X": "${A"}, Grant: fv.grant}, "env: X: malformed secret reference: unterminated ${ at offset 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -212,8 +212,8 @@ func TestEnvFileGetMissing(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		got, err := e.Get("NOPE")
-		if !errors.Is(err, vault.ErrNotFound) || err.Error() != "secret NOPE: no such secret" {
-			t.Errorf("%s: Get(NOPE) = %q, %v; want %q wrapping ErrNotFound", when, got, err, "secret NOPE: no such secret")
+		if !errors.Is(err, vault.ErrNotFound) || err.Error() != "secret NOPE: not in the vault" {
+			t.Errorf("%s: Get(NOPE) = %q, %v; want %q wrapping ErrNotFound", when, got, err, "secret NOPE: not in the vault")
 		}
 	}
 	check("no file")

@@ -62,8 +62,8 @@ func TestSubstitute(t *testing.T) {
 		{in: "${A:-default}", wantErr: fmt.Sprintf(badName, 0)},
 		{in: "${{A}}", wantErr: fmt.Sprintf(badName, 0)},
 		{in: "${sk-live-" + canary + "}", wantErr: fmt.Sprintf(badName, 0)}, // a value pasted in place of a name
-		{in: "${NOPE}", wantErr: "secret NOPE: no such secret", notFound: true},
-		{in: "${A} ${NOPE} ${B}", wantErr: "secret NOPE: no such secret", notFound: true},
+		{in: "${NOPE}", wantErr: "secret NOPE: not in the vault", notFound: true},
+		{in: "${A} ${NOPE} ${B}", wantErr: "secret NOPE: not in the vault", notFound: true},
 	}
 	for _, tt := range tests {
 		got, err := vault.Substitute(tt.in, mapLookup(secrets))

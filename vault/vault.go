@@ -25,7 +25,7 @@ type Vault interface {
 }
 
 // ErrNotFound means the vault holds no secret of that name.
-var ErrNotFound = errors.New("no such secret")
+var ErrNotFound = errors.New("not in the vault")
 
 // ErrUnstorable means a backend cannot round-trip the name or value.
 var ErrUnstorable = errors.New("cannot be stored")

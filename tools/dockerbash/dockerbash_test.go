@@ -596,7 +596,7 @@ func TestErrorsAreOneSentence(t *testing.T) {
 		// The gate is asked only once the call can run, and a denial
 		// starts nothing (the output stays empty).
 		cases = append(cases, tcase{name: "denied secret", ambient: ambient, vault: denyVault{}, args: map[string]any{"script": "echo ran", "env": map[string]string{"X": "${TOKEN}"}},
-			want: "build env: X: permission denied: vault.read:TOKEN for dockerbash needs a rule", is: executor.ErrDenied})
+			want: "env: X: permission denied: vault.read:TOKEN for dockerbash needs a rule", is: executor.ErrDenied})
 		cases = append(cases, tcase{name: "image missing", ambient: ambient, vault: vault,
 			tool: func(t dockerbash.Tool) dockerbash.Tool { t.Image = "hush-test/absent:never"; return t }, args: map[string]any{"script": "true"},
 			want: "image not on the Docker engine: hush-test/absent:never is not on the engine at " + dockerbash.EngineHost(ambient) +

@@ -132,8 +132,8 @@ func TestKeyringRoundTrip(t *testing.T) {
 	if err := b.Delete("PLAIN"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Get("PLAIN"); !errors.Is(err, vault.ErrNotFound) || err.Error() != "secret PLAIN: no such secret" {
-		t.Errorf("Get after Delete: %v, want %q", err, "secret PLAIN: no such secret")
+	if _, err := fresh.Get("PLAIN"); !errors.Is(err, vault.ErrNotFound) || err.Error() != "secret PLAIN: not in the vault" {
+		t.Errorf("Get after Delete: %v, want %q", err, "secret PLAIN: not in the vault")
 	}
 	names, _ = fresh.Names()
 	if slices.Contains(names, "PLAIN") || len(names) != len(values)-1 {
