@@ -59,3 +59,36 @@ func faultLine(data []byte) int {
 	}
 	return good + 1
 }
+
+// salvageSpan is how many lines an entry that fails to parse on its own
+// may span (a quoted multi-line value, such as a PEM key) before
+// SalvageDotEnv gives up on the line it starts on.
+const salvageSpan = 200
+
+// SalvageDotEnv is what can be read of a malformed .env file: every entry
+// that parses on its own (or with the lines after it, for a multi-line
+// value), the lines that cannot be parsed left out. hush uses it so that a
+// value of a broken file is still kept from tools and scrubbed.
+func SalvageDotEnv(data []byte) map[string]string {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	out := map[string]string{}
+	for i := 0; i < len(lines); {
+		next, span := i+1, 1
+		// Only an open quote makes an entry span lines.
+		if bytes.ContainsAny(lines[i], "\"'`") {
+			span = salvageSpan
+		}
+		for k := i + 1; k <= len(lines) && k <= i+span; k++ {
+			if m, err := godotenv.UnmarshalBytes(bytes.Join(lines[i:k], nil)); err == nil {
+				for n, v := range m {
+					out[n] = v
+				}
+				next = k
+				break
+			}
+		}
+		i = next
+	}
+	return out
+}

@@ -64,6 +64,11 @@ type DotEnvFamily struct {
 	// parsed and were left out; Truncated that the bounds were hit.
 	Skipped   []string
 	Truncated bool
+	// RootFault is set when the project root's .env is malformed: the
+	// error names the file and the line. What of it parses is in Files
+	// and Merged all the same (SalvageDotEnv), so its values are still
+	// kept from tools; a session that runs tools refuses to start on it.
+	RootFault error
 }
 
 // Names returns the relative paths of the files, in order.
@@ -148,7 +153,8 @@ func FindDotEnvFiles(root string) (files []string, truncated bool, err error) {
 }
 
 // LoadDotEnvFamily finds and reads every legacy .env file under root. The
-// project root's .env must parse (an error, as LoadDotEnv); any other file
+// project root's .env must be readable (an error, as LoadDotEnv); if it is
+// malformed, RootFault says so and what parses of it is used; any other file
 // that cannot be read or parsed is left out with a sentence in Skipped, so
 // one stray file does not stop hush. An .envrc is a shell script for
 // direnv: its NAME=value and export NAME=value lines are read and the rest
@@ -172,6 +178,12 @@ func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
 			values, err = loadEnvrc(p)
 		} else {
 			values, err = LoadDotEnv(p)
+		}
+		if err != nil && p == rootDotEnv && errors.Is(err, ErrMalformedDotEnv) {
+			fam.RootFault = err
+			if data, rerr := userfile.Read(context.Background(), p, userfile.DotEnvLimit); rerr == nil {
+				values, err = SalvageDotEnv(data), nil
+			}
 		}
 		if err != nil {
 			if p == rootDotEnv {

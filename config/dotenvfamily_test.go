@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -74,12 +75,39 @@ func TestDotEnvFamilyIsBounded(t *testing.T) {
 	}
 }
 
-func TestRootDotEnvMustParse(t *testing.T) {
+// TestRootDotEnvMalformedIsSalvaged: a malformed project .env is no error
+// of the family: RootFault names the file and the line, and every entry
+// around the broken line is still read (a multi-line value too), so its
+// values are still kept from tools.
+func TestRootDotEnvMalformedIsSalvaged(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
+	plant(t, root, map[string]string{".env": "A_TOKEN=one\nbad line\nB=\"multi\nline\"\nC=three\n"})
+	fam, err := LoadDotEnvFamily(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, ".env") + " line 2: malformed .env file"
+	if fam.RootFault == nil || !errors.Is(fam.RootFault, ErrMalformedDotEnv) || !strings.HasPrefix(fam.RootFault.Error(), want) {
+		t.Errorf("RootFault = %v, want it to start %q", fam.RootFault, want)
+	}
+	for n, v := range map[string]string{"A_TOKEN": "one", "B": "multi\nline", "C": "three"} {
+		if fam.Merged[n] != v {
+			t.Errorf("%s = %q, want %q", n, fam.Merged[n], v)
+		}
+	}
+	if len(fam.Merged) != 3 || len(fam.Files) != 1 {
+		t.Errorf("merged %v, files %v", fam.Merged, fam.Files)
+	}
+
+	// Nothing readable: the fault alone (the control for a good file).
 	plant(t, root, map[string]string{".env": "KEY=\"unterminated\n"})
-	if _, err := LoadDotEnvFamily(root); err == nil {
-		t.Fatal("a malformed project .env was accepted")
+	if fam, err := LoadDotEnvFamily(root); err != nil || fam.RootFault == nil || len(fam.Merged) != 0 {
+		t.Errorf("unterminated: %v, %v, %v", err, fam.RootFault, fam.Merged)
+	}
+	plant(t, root, map[string]string{".env": "KEY=fine\n"})
+	if fam, err := LoadDotEnvFamily(root); err != nil || fam.RootFault != nil || fam.Merged["KEY"] != "fine" {
+		t.Errorf("a good .env: %v, %v, %v", err, fam.RootFault, fam.Merged)
 	}
 }
 

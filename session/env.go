@@ -44,6 +44,8 @@ type Env struct {
 	proxy     *vault.Proxy
 	scrub     *executor.SecretCache // the vault's secret snapshots, shared by everything that scrubs
 	vaultErr  error
+	// dotenvFault: the project root's .env is malformed (Vault.DotEnvFault).
+	dotenvFault error
 
 	masksOnce sync.Once
 	masks     *tools.MaskSet
@@ -124,7 +126,7 @@ func (e *Env) Vault() (*vault.Layered, error) {
 		for _, line := range v.Warnings {
 			e.Warn(line)
 		}
-		e.vault, e.proxy = v.Layered, v.Proxy
+		e.vault, e.proxy, e.dotenvFault = v.Layered, v.Proxy, v.DotEnvFault
 		e.scrub = executor.NewSecretCache(e.vault.All, e.vault.Version)
 	})
 	return e.vault, e.vaultErr
@@ -205,6 +207,9 @@ func (e *Env) StartAgent(m Model, prompter executor.Prompter, sink executor.Even
 	lv, err := e.Vault()
 	if err != nil {
 		return nil, nil, err
+	}
+	if e.dotenvFault != nil {
+		return nil, nil, e.dotenvFault
 	}
 	dir, err := e.ProjectDir()
 	if err != nil {

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -24,6 +23,9 @@ type Vault struct {
 	Proxy *vault.Proxy
 	// Warnings are one-line notes for the user (a .env in the project).
 	Warnings []string
+	// DotEnvFault is set when the project root's .env is malformed: the
+	// error a session that runs tools refuses to start with.
+	DotEnvFault error
 }
 
 // OpenVault opens the backend cfg names from reg and layers the legacy
@@ -40,13 +42,18 @@ func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient m
 	proxy := vault.NewProxy(v)
 	// Every .env, .env.* and .envrc in the project is a legacy source.
 	fam, err := config.LoadDotEnvFamily(dir)
-	if errors.Is(err, config.ErrMalformedDotEnv) {
-		// Which of its values to keep from tools cannot be known: say
-		// what to do rather than run without hiding them.
-		return nil, fmt.Errorf("%w; fix that line, or move the file out of the project (hush reads it to keep its values from tools)", err)
-	}
 	if err != nil {
 		return nil, err
+	}
+	warnings := config.DotEnvWarnings(fam)
+	var fault error
+	if fam.RootFault != nil {
+		// What is on the broken line, and so which value to keep from
+		// tools, cannot be known: a session that runs tools refuses to
+		// start (DotEnvFault); managing the vault, MCP servers and the
+		// environment works, with the file's readable values scrubbed.
+		fault = fmt.Errorf("%w; fix that line, or move the file out of the project (hush reads it to keep its values from tools)", fam.RootFault)
+		warnings = append(warnings, fmt.Sprintf("%v; hush uses the file's other values, and starts no chat or run until that line is fixed", fam.RootFault))
 	}
 	// A process variable is a secret when its name or its value says so
 	// (DATABASE_URL=postgres://u:pw@h/db), so it can be granted by name;
@@ -65,8 +72,9 @@ func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient m
 	return &Vault{
 		Layered: &vault.Layered{Backend: proxy, DotEnv: fam.Merged, DotEnvShadowed: fam.Shadowed, Process: ambient,
 			IsCredential: isCred, IsSecretValue: isSecretValue},
-		Proxy:    proxy,
-		Warnings: config.DotEnvWarnings(fam),
+		Proxy:       proxy,
+		Warnings:    warnings,
+		DotEnvFault: fault,
 	}, nil
 }
 

@@ -48,23 +48,38 @@ func TestOpenVaultLayers(t *testing.T) {
 	}
 }
 
-// TestOpenVaultMalformedDotEnvSaysWhatToDo: a malformed project .env
-// stops hush with one sentence that names the file and line, never the
-// line's text, and says how to go on.
+// TestOpenVaultMalformedDotEnvSaysWhatToDo: a malformed project .env opens
+// the vault with its readable values as secrets and a warning naming the
+// file and line, never the line's text; DotEnvFault, the refusal a session
+// that runs tools gives, says how to go on.
 func TestOpenVaultMalformedDotEnvSaysWhatToDo(t *testing.T) {
 	t.Parallel()
 	data, project := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(project, ".env"), []byte("GOOD_TOKEN=ghp_canaryGood54abcdefghijklmnop\nnot valid ghp_canaryBad55abcdefghijklmnop\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenVault(config.Config{}, vault.NewRegistry(), data, map[string]string{}, project)
-	if err == nil {
-		t.Fatal("a malformed .env opened")
+	v, err := OpenVault(config.Config{}, vault.NewRegistry(), data, map[string]string{}, project)
+	if err != nil {
+		t.Fatalf("a malformed .env stopped the vault: %v", err)
 	}
-	msg := err.Error()
-	want := filepath.Join(project, ".env") + " line 2: malformed .env file (the line is not shown, it may hold a secret); fix that line, or move the file out of the project"
-	if !strings.HasPrefix(msg, want) || strings.Contains(msg, "canary") || strings.Contains(msg, "\n") {
-		t.Errorf("error %q, want it to start %q and hold no value", msg, want)
+	line := filepath.Join(project, ".env") + " line 2: malformed .env file (the line is not shown, it may hold a secret)"
+	if v.DotEnvFault == nil {
+		t.Fatal("no DotEnvFault for a malformed .env")
+	}
+	msg := v.DotEnvFault.Error()
+	if want := line + "; fix that line, or move the file out of the project"; !strings.HasPrefix(msg, want) || strings.Contains(msg, "canary") || strings.Contains(msg, "\n") {
+		t.Errorf("DotEnvFault %q, want it to start %q and hold no value", msg, want)
+	}
+	w := strings.Join(v.Warnings, "\n")
+	if !strings.Contains(w, line+"; hush uses the file's other values") || strings.Contains(w, "canary") {
+		t.Errorf("warnings = %q", v.Warnings)
+	}
+	all, err := v.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all["GOOD_TOKEN"] != "ghp_canaryGood54abcdefghijklmnop" {
+		t.Errorf("the readable value is not a secret: %v", all)
 	}
 }
 
