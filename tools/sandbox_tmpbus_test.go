@@ -3,9 +3,13 @@
 package tools
 
 import (
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +74,54 @@ func TestTmpBusWatchFollowsTmp(t *testing.T) {
 			t.Fatalf("the watch says %q then %q, a listing of /tmp %q", before, after, list)
 		}
 	}
+}
+
+// TestShortRunMakesNoInotifyInstance: a process that plans a few
+// sandboxed calls lists /tmp and makes no inotify instance, whose teardown
+// would cost it 5–15 ms at exit; one that plans many calls, while /tmp
+// keeps changing, watches it (the positive control).
+func TestShortRunMakesNoInotifyInstance(t *testing.T) {
+	if _, ok := watchedTmpBuses(); !ok {
+		t.Skip("/tmp cannot be watched with inotify on this machine")
+	}
+	for _, tc := range []struct {
+		plans int
+		want  string
+	}{{2, "inotify 0"}, {3 * watchAfter, "inotify 1"}} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestTmpBusHelper$")
+		cmd.Env = append(os.Environ(), "HUSH_TMPBUS_HELPER="+strconv.Itoa(tc.plans))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("helper: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), tc.want+"\n") {
+			t.Errorf("%d plans: want %q, helper said:\n%s", tc.plans, tc.want, out)
+		}
+	}
+}
+
+// TestTmpBusHelper plans $HUSH_TMPBUS_HELPER calls' stray-bus masks, with
+// /tmp changed before each, and says how many inotify instances it holds.
+func TestTmpBusHelper(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("HUSH_TMPBUS_HELPER"))
+	if err != nil {
+		t.Skip("helper process only")
+	}
+	for i := 0; i < n; i++ {
+		f, err := os.CreateTemp("/tmp", "hush-tmpbus-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+		strayBuses()
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	count := 0
+	for _, fd := range fds {
+		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:inotify" {
+			count++
+		}
+	}
+	fmt.Printf("inotify %d\n", count)
 }
