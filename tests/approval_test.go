@@ -172,3 +172,41 @@ func TestModelStringsNeverReachTheTerminalRaw(t *testing.T) {
 	tm.send("\x04")
 	tm.wait(10 * time.Second)
 }
+
+// TestApprovalWrapsOnANarrowTerminal: on a 50-column terminal the options
+// and the hint are wrapped, not cut at the screen's edge: the whole [s]
+// label and the whole hint are on screen, and s still chooses it.
+func TestApprovalWrapsOnANarrowTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	script := "echo narrow-terminal-check && echo 0123456789012345678901234567890123456789"
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": script}}}},
+		step{text: "script finished"},
+	)
+	w.fakeModelConfig(model, "")
+	tm := startPTYSize(t, w, 40, 50, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("run it\r")
+	tm.expect("[n] Deny", 20*time.Second)
+	time.Sleep(200 * time.Millisecond)
+	screen := tm.Screen()
+	at := strings.LastIndex(screen, "[s] Allow exactly this command")
+	if at < 0 {
+		t.Fatalf("no [s] option:\n%s", screen)
+	}
+	words := strings.Fields(screen[at:])
+	want := strings.Fields("[s] Allow exactly this command, shown above, for this session")
+	if len(words) < len(want) || strings.Join(words[:len(want)], " ") != strings.Join(want, " ") {
+		t.Errorf("the [s] option is cut on a 50-column terminal:\n%s", screen)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(screen), " "), "Esc or Ctrl-C denies") {
+		t.Errorf("the hint is cut on a 50-column terminal:\n%s", screen)
+	}
+	tm.send("s")
+	tm.expect("script finished", 20*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}

@@ -453,3 +453,31 @@ func TestChatShiftEnterAddsALine(t *testing.T) {
 		t.Errorf("the model was sent %q", p)
 	}
 }
+
+// TestPlainCtrlCTwiceAtIdleExits: --plain matches the full UI: one Ctrl-C
+// at the prompt says how to leave, a second within two seconds leaves; a
+// line typed in between starts over.
+func TestPlainCtrlCTwiceAtIdleExits(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t)
+	chatConfig(w, model)
+	tm := startPTY(t, w, "chat", "--plain")
+	tm.expect("› ", 20*time.Second)
+	tm.send("\x03")
+	tm.expect("press Ctrl-C again within 2 s to exit", 10*time.Second)
+	tm.send("\r")
+	time.Sleep(300 * time.Millisecond)
+	tm.send("\x03")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(tm.Screen(), "press Ctrl-C again") < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(tm.Screen(), "press Ctrl-C again"); n != 2 {
+		t.Fatalf("a Ctrl-C after a line exited or was not answered with the hint (%d hints)\n%s", n, tm.Screen())
+	}
+	tm.send("\x03")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}

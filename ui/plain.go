@@ -20,8 +20,9 @@ import (
 
 // Plain is the line-by-line chat (`hush chat --plain`, or input that is
 // not a terminal): for scripts, screen readers and terminals that cannot
-// draw the UI. Ctrl-C stops the running turn; /exit, /quit or the end of
-// input ends the chat.
+// draw the UI. Ctrl-C stops the running turn; at the prompt it says how to
+// leave, and a second one within two seconds ends the chat, as in the full
+// UI. /exit, /quit or the end of input also end it.
 type Plain struct {
 	In    io.Reader
 	Out   io.Writer
@@ -48,6 +49,8 @@ func (p Plain) Run() error {
 	var cancelTurn context.CancelFunc
 	var turnDone chan struct{} // closed when the running turn has returned
 	quit := make(chan struct{})
+	leave := make(chan struct{}) // closed by a second Ctrl-C at the prompt
+	var lastCtrlC time.Time      // the last Ctrl-C at the prompt; zero once a line is read
 	go func() {
 		for {
 			select {
@@ -76,7 +79,16 @@ func (p Plain) Run() error {
 					c()
 					continue
 				}
-				fmt.Fprint(p.Out, "\n(Ctrl-D to exit)\n› ")
+				mu.Lock()
+				again := !lastCtrlC.IsZero() && time.Since(lastCtrlC) < 2*time.Second
+				lastCtrlC = time.Now()
+				mu.Unlock()
+				if again {
+					fmt.Fprintln(p.Out)
+					close(leave)
+					return
+				}
+				fmt.Fprint(p.Out, "\n(press Ctrl-C again within 2 s to exit, or Ctrl-D)\n› ")
 			}
 		}
 	}()
@@ -85,11 +97,27 @@ func (p Plain) Run() error {
 	in := bufio.NewReader(p.In)
 	for {
 		fmt.Fprint(p.Out, "› ")
-		line, err := in.ReadString('\n')
+		// One read at a time, and only at the prompt: a permission
+		// question during a turn reads the same input.
+		read := make(chan lineRead, 1)
+		go func() {
+			line, err := in.ReadString('\n')
+			read <- lineRead{line, err}
+		}()
+		var r lineRead
+		select {
+		case r = <-read:
+		case <-leave:
+			return nil
+		}
+		line, err := r.line, r.err
 		if err != nil && line == "" {
 			fmt.Fprintln(p.Out)
 			return nil // Ctrl-D or end of input
 		}
+		mu.Lock()
+		lastCtrlC = time.Time{}
+		mu.Unlock()
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -140,6 +168,11 @@ func (p Plain) Run() error {
 		}
 		cancel()
 	}
+}
+
+type lineRead struct {
+	line string
+	err  error
 }
 
 // slash answers the slash commands plain chat has besides /resume,

@@ -209,6 +209,9 @@ type ChoiceModel struct {
 	// by names the key that denied without choosing (Esc, Ctrl-C), so
 	// the answer line says why.
 	by string
+	// width is the terminal's (0: unknown); View wraps each line to it,
+	// since the renderer would cut a longer one at the screen's edge.
+	width int
 }
 
 // NewChoiceModel starts on "allow once".
@@ -227,9 +230,18 @@ func (m ChoiceModel) Choice() executor.Choice {
 
 func (m ChoiceModel) Init() tea.Cmd { return nil }
 
+// WithWidth wraps the options and the hint to a terminal cols wide.
+func (m ChoiceModel) WithWidth(cols int) ChoiceModel {
+	m.width = cols
+	return m
+}
+
 func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if ws, ok := msg.(tea.WindowSizeMsg); ok && m.pager != nil {
-		m.pager.resize(ws.Height, ws.Width)
+	if ws, ok := msg.(tea.WindowSizeMsg); ok {
+		m.width = ws.Width
+		if m.pager != nil {
+			m.pager.resize(ws.Height, ws.Width)
+		}
 		return m, nil
 	}
 	k, ok := msg.(tea.KeyMsg)
@@ -273,9 +285,9 @@ func (m ChoiceModel) View() string {
 			mark = "✗"
 		}
 		if m.by != "" {
-			return "  " + mark + " " + m.chosen.Label + " (you pressed " + m.by + ")\n"
+			return m.wrap("  "+mark+" ", m.chosen.Label+" (you pressed "+m.by+")", "    ", "", "")
 		}
-		return "  " + mark + " " + m.chosen.Label + "\n"
+		return m.wrap("  "+mark+" ", m.chosen.Label, "    ", "", "")
 	}
 	var b strings.Builder
 	if m.pager != nil {
@@ -284,12 +296,31 @@ func (m ChoiceModel) View() string {
 	for i, o := range m.A.Options {
 		line := "[" + o.Key + "] " + o.Label
 		if i == m.cursor {
-			b.WriteString("  › \x1b[7m" + line + "\x1b[0m\n")
+			b.WriteString(m.wrap("  › ", line, "        ", "\x1b[7m", "\x1b[0m"))
 		} else {
-			b.WriteString("    " + line + "\n")
+			b.WriteString(m.wrap("    ", line, "        ", "", ""))
 		}
 	}
-	b.WriteString("  " + m.A.Hint() + "\n")
+	b.WriteString(m.wrap("  ", m.A.Hint(), "  ", "", ""))
+	return b.String()
+}
+
+// wrap is text after first, wrapped at word boundaries to the terminal's
+// width with each further row behind indent, and each row between on and
+// off (the cursor's reverse video); a line ending.
+func (m ChoiceModel) wrap(first, text, indent, on, off string) string {
+	rows := []string{text}
+	if w := m.width - ansi.StringWidth(indent); m.width > 0 && ansi.StringWidth(first)+ansi.StringWidth(text) > m.width && w >= 10 {
+		rows = strings.Split(ansi.Wrap(text, w, ""), "\n")
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		lead := indent
+		if i == 0 {
+			lead = first
+		}
+		b.WriteString(lead + on + strings.TrimRight(r, " ") + off + "\n")
+	}
 	return b.String()
 }
 

@@ -202,3 +202,39 @@ func stripSGR(s string) string {
 		s = s[:i] + s[i+j+1:]
 	}
 }
+
+// On a narrow terminal every option and the hint are wrapped to its width
+// at word boundaries, nothing cut, the cursor's row and the chosen answer
+// too.
+func TestChoiceWrapsToTheWidth(t *testing.T) {
+	t.Parallel()
+	a := NewApproval(executor.Request{GateID: executor.GateVaultRead + "GITHUB_TOKEN", Subject: "bash", Secrets: []string{"GITHUB_TOKEN"}})
+	mm, _ := NewChoiceModel(a).Update(tea.WindowSizeMsg{Width: 40, Height: 20})
+	m := mm.(ChoiceModel)
+	view := m.View()
+	for _, l := range strings.Split(view, "\n") {
+		if n := len([]rune(stripSGR(l))); n > 40 {
+			t.Errorf("a row of %d columns on a 40-column terminal: %q", n, l)
+		}
+	}
+	flat := strings.Join(strings.Fields(stripSGR(view)), " ")
+	for _, want := range []string{"[y] Allow once", "[s] Allow bash to read GITHUB_TOKEN for this session", "[n] Deny", a.Hint()} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the view lacks %q:\n%s", want, view)
+		}
+	}
+	mm, _ = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("s")})
+	done := stripSGR(mm.(ChoiceModel).View())
+	if !strings.Contains(strings.Join(strings.Fields(done), " "), "✓ Allow bash to read GITHUB_TOKEN for this session") {
+		t.Errorf("the answer line lost words:\n%s", done)
+	}
+	for _, l := range strings.Split(done, "\n") {
+		if n := len([]rune(l)); n > 40 {
+			t.Errorf("an answer row of %d columns: %q", n, l)
+		}
+	}
+	// The width unknown: one row an option, as before.
+	if v := NewChoiceModel(a).View(); !strings.Contains(v, "    [s] Allow bash to read GITHUB_TOKEN for this session\n") {
+		t.Errorf("without a width the option is not one row:\n%s", v)
+	}
+}

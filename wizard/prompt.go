@@ -36,8 +36,8 @@ type Prompter struct {
 // tools) every file in the directory, n deny. Esc and Ctrl-C deny.
 func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
 	a := NewApproval(req)
-	m := NewChoiceModel(a)
 	rows, cols := terminalSize(p.Out, p.In)
+	m := NewChoiceModel(a).WithWidth(cols)
 	header := a.Header()
 	switch {
 	case req.Diff == "":
