@@ -131,8 +131,9 @@ func TestFaultLineAgreesWithPrefixSearch(t *testing.T) {
 
 // BenchmarkFaultLine: finding the bad line near the end of a 5,000-line
 // and a ~1 MiB .env, by the old prefix search and by the one-pass walk,
-// interleaved in one run. The prefix search on 1 MiB takes many seconds:
-// run with -benchtime=1x.
+// interleaved in one run. The prefix search on 1 MiB takes minutes: run
+// with -benchtime=1x. On the 2-core test machine: 5,000 lines (217 KB)
+// 12.98 s → 5.7 ms; 1 MiB (about 24,000 lines) 354.9 s → 25.1 ms.
 func BenchmarkFaultLine(b *testing.B) {
 	lines5k, _ := bigDotEnv(0)
 	for n := 0; bytes.Count(lines5k, []byte("\n")) < 5000; n += 4 << 10 {
