@@ -60,8 +60,9 @@ type DotEnvFamily struct {
 	Merged map[string]string
 	// Shadowed is every other value of a name, keyed "NAME@rel".
 	Shadowed map[string]string
-	// Skipped says, one sentence each, which files could not be read or
-	// parsed and were left out; Truncated that the bounds were hit.
+	// Skipped says, one sentence each, which files could not be read and
+	// were left out, and which are malformed (file and line; what parses
+	// of them is used); Truncated that the bounds were hit.
 	Skipped   []string
 	Truncated bool
 	// RootFault is set when the project root's .env is malformed: the
@@ -154,9 +155,10 @@ func FindDotEnvFiles(root string) (files []string, truncated bool, err error) {
 
 // LoadDotEnvFamily finds and reads every legacy .env file under root. The
 // project root's .env must be readable (an error, as LoadDotEnv); if it is
-// malformed, RootFault says so and what parses of it is used; any other file
-// that cannot be read or parsed is left out with a sentence in Skipped, so
-// one stray file does not stop hush. An .envrc is a shell script for
+// malformed, RootFault says so and what parses of it is used. Of any
+// other malformed file what parses is used too, with a sentence naming the
+// file and the line in Skipped; one that cannot be read is left out with a
+// sentence there, so one stray file does not stop hush. An .envrc is a shell script for
 // direnv: its NAME=value and export NAME=value lines are read and the rest
 // ignored.
 func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
@@ -179,10 +181,18 @@ func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
 		} else {
 			values, err = LoadDotEnv(p)
 		}
-		if err != nil && p == rootDotEnv && errors.Is(err, ErrMalformedDotEnv) {
-			fam.RootFault = err
+		if err != nil && errors.Is(err, ErrMalformedDotEnv) {
+			// What parses of a malformed file is still a secret to keep
+			// from tools and scrub; leaving the file out would hand its
+			// readable values to any tool that prints them.
 			if data, rerr := userfile.Read(context.Background(), p, userfile.DotEnvLimit); rerr == nil {
+				fault := err
 				values, err = SalvageDotEnv(data), nil
+				if p == rootDotEnv {
+					fam.RootFault = fault
+				} else {
+					fam.Skipped = append(fam.Skipped, fmt.Sprintf("%v; hush uses the file's other values", fault))
+				}
 			}
 		}
 		if err != nil {

@@ -52,7 +52,7 @@ func TestDotEnvFamilyFindsEveryFile(t *testing.T) {
 	if fam.Shadowed["A@.env.local"] != "local" {
 		t.Errorf("the shadowed value is lost: %v", fam.Shadowed)
 	}
-	if len(fam.Skipped) != 1 || !strings.Contains(fam.Skipped[0], "sub/.env.broken was left out") || strings.Contains(fam.Skipped[0], "sk-abcdef") {
+	if len(fam.Skipped) != 1 || !strings.Contains(fam.Skipped[0], filepath.Join(root, "sub/.env.broken")+" line 1: malformed .env file") || strings.Contains(fam.Skipped[0], "sk-abcdef") {
 		t.Errorf("skipped = %q", fam.Skipped)
 	}
 	w := DotEnvWarnings(fam)
@@ -125,5 +125,27 @@ func TestParseErrorDoesNotQuoteTheFile(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("the error lost its line: %v", err)
+	}
+}
+
+// TestSubDotEnvMalformedIsSalvaged: a malformed .env below the root keeps
+// what parses (so it is still a secret) and says which file and line.
+func TestSubDotEnvMalformedIsSalvaged(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	plant(t, root, map[string]string{"sub/.env": "SUB_TOKEN=sub-good-value\nnot valid sk-badline\nPEM=\"a\nb\"\n"})
+	fam, err := LoadDotEnvFamily(root)
+	if err != nil || fam.RootFault != nil {
+		t.Fatalf("%v, %v", err, fam.RootFault)
+	}
+	if fam.Merged["SUB_TOKEN"] != "sub-good-value" || fam.Merged["PEM"] != "a\nb" || len(fam.Merged) != 2 {
+		t.Errorf("merged = %v", fam.Merged)
+	}
+	want := filepath.Join(root, "sub/.env") + " line 2: malformed .env file (the line is not shown, it may hold a secret); hush uses the file's other values"
+	if len(fam.Skipped) != 1 || fam.Skipped[0] != want {
+		t.Errorf("skipped = %q, want %q", fam.Skipped, want)
+	}
+	if w := strings.Join(DotEnvWarnings(fam), "\n"); !strings.Contains(w, "sub/.env (2)") || strings.Contains(w, "sk-badline") || strings.Contains(w, "sub-good-value") {
+		t.Errorf("warnings = %q", w)
 	}
 }

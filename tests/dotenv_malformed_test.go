@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,48 @@ func TestMalformedRootDotEnv(t *testing.T) {
 	if model.Requests() != 0 {
 		t.Errorf("run sent the model %d requests", model.Requests())
 	}
+}
+
+// TestMalformedSubDotEnvValuesAreScrubbed: a .env below the project root
+// with a line that does not parse is no longer left out: what parses of
+// it is a secret, so a tool that prints one of its values (here from a
+// copy in another file) hands the model and the transcript
+// [REDACTED:NAME], never the value; one warning names the file and the
+// line, and the run is not blocked.
+func TestMalformedSubDotEnvValuesAreScrubbed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	value := canary("subdotenvgood")
+	sub := filepath.Join(w.project, "sub", ".env")
+	if err := os.MkdirAll(filepath.Dir(sub), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.write(sub, "SUB_TOKEN="+value+"\nbad line "+canary("subbadline")+"\n")
+	w.write(filepath.Join(w.project, "notes.txt"), "token: "+value+"\n")
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "cat notes.txt; echo tool-ran"}}}},
+		step{text: "done"},
+	)
+	allowBashConfig(w, model)
+	out, code := runHushWithin(t, w, 90*time.Second, "run", "read the notes")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	warning := "hush: warning: " + sub + " line 2: malformed .env file (the line is not shown, it may hold a secret); hush uses the file's other values\n"
+	if !strings.Contains(out, warning) {
+		t.Errorf("no warning naming the file and line:\n%s", out)
+	}
+	received := model.Received()
+	transcript := w.transcripts()
+	// Positive control: the tool ran and its output reached the model.
+	if !strings.Contains(received, "tool-ran") {
+		t.Fatalf("the tool's output did not reach the model:\n%s", received)
+	}
+	for where, raw := range map[string]string{"the requests the model received": received, "the transcript": transcript} {
+		if !strings.Contains(raw, "token: [REDACTED:SUB_TOKEN]") {
+			t.Errorf("%s lacks token: [REDACTED:SUB_TOKEN]:\n%s", where, raw)
+		}
+		w.assertNoCanary(where, raw)
+	}
+	w.assertNoCanary("the output", out)
 }
