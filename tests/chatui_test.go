@@ -481,3 +481,35 @@ func TestPlainCtrlCTwiceAtIdleExits(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, tm.Screen())
 	}
 }
+
+// TestChatEnterDuringATurnQueues: a message sent with Enter while a turn
+// runs is not lost or silently held: the status says it is queued, and it
+// goes to the model as the next turn once the running one ends.
+func TestChatEnterDuringATurnQueues(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newFakeModel(t,
+		step{calls: []fakeCall{{"bash", map[string]any{"script": "sleep 2; echo slept"}}}},
+		step{text: "first turn done"},
+		step{text: "queued message answered"},
+	)
+	allowBashConfig(w, model)
+	tm := startPTY(t, w, "chat")
+	tm.expect("› ", 20*time.Second)
+	tm.send("take your time\r")
+	tm.expect("sleep 2", 20*time.Second)
+	tm.send("and then this\r")
+	tm.expect("your message is queued", 10*time.Second)
+	tm.expect("queued message answered", 30*time.Second)
+	prompts := model.userPrompts()
+	if n := len(prompts); n != 3 || prompts[n-1][len(prompts[n-1])-1] != "and then this" {
+		t.Errorf("the queued message was not the next turn's prompt: %q", prompts)
+	}
+	if i, j := strings.Index(tm.Screen(), "first turn done"), strings.LastIndex(tm.Screen(), "› and then this"); i < 0 || j < i {
+		t.Errorf("the queued message was not sent after the first turn ended:\n%s", tm.Screen())
+	}
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}

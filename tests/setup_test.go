@@ -291,3 +291,24 @@ func TestToolCannotMakeSetupSendTheKey(t *testing.T) {
 	w.assertNoCanary("what the model received", model.Received())
 	w.assertNoCanary("the output", out)
 }
+
+// TestSetupSaysOnceThatTheKeyringIsMissing: with no D-Bus session bus,
+// setup says in one sentence that the keyring backend is not available
+// and why, without the registry's and the keyring's wrappers repeating it.
+func TestSetupSaysOnceThatTheKeyringIsMissing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.unsetEnv("DBUS_SESSION_BUS_ADDRESS")
+	w.setEnv("XDG_RUNTIME_DIR", t.TempDir()) // no bus socket in it
+	out, _ := runHushStdin(w, "", "setup")
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "keyring") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "The keyring backend is not available here: no D-Bus session bus") ||
+		strings.Contains(lines[0], "open vault backend") || strings.Contains(lines[0], "no OS keyring service") || !strings.HasSuffix(lines[0], ".") {
+		t.Errorf("the keyring's absence is not one clean sentence:\n%s", out)
+	}
+}

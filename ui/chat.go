@@ -450,8 +450,11 @@ type model struct {
 	cost                        float64
 	costSeen                    bool
 
-	suspended     bool
-	interrupted   bool
+	suspended   bool
+	interrupted bool
+	// queued: Enter was pressed during a turn; what the editor holds is
+	// sent when the turn ends (Ctrl-C stopping the turn keeps it there).
+	queued        bool
 	quitAfterTurn bool
 	panicked      string
 }
@@ -538,12 +541,17 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		if m.busy && m.cancel != nil {
 			m.cancel()
 			m.notice = "stopping the turn…"
+			m.queued = false
 		}
 		return m, nil
 	case turnDoneMsg:
 		m.busy, m.cancel, m.pending, m.notice, m.toolLine = false, nil, "", "", ""
 		if m.quitAfterTurn {
 			return m, tea.Quit
+		}
+		if m.queued {
+			m.queued = false
+			return m.submit()
 		}
 		return m, nil
 	case spinner.TickMsg:
@@ -613,6 +621,7 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				m.cancel()
 			}
 			m.notice = "stopping the turn…"
+			m.queued = false // the message stays in the editor
 			return m, nil
 		}
 		if m.ta.Value() != "" {
@@ -645,7 +654,13 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case msg.Type == tea.KeyEnter && !msg.Alt:
 		if m.busy {
-			return m, nil // kept in the editor for after the turn
+			// Queued: it stays in the editor (still editable) and is
+			// sent when the turn ends, as peers do.
+			if strings.TrimSpace(m.ta.Value()) != "" && !m.quitAfterTurn {
+				m.queued = true
+				m.notice = "your message is queued: it is sent when this turn ends"
+			}
+			return m, nil
 		}
 		return m.submit()
 	case msg.Type == tea.KeyTab && strings.HasPrefix(m.ta.Value(), "/") && !strings.ContainsAny(m.ta.Value(), " \n"):
@@ -772,7 +787,7 @@ func (m *model) View() string {
 		if m.notice != "" {
 			label = m.notice
 		}
-		b.WriteString(m.spin.View() + " " + m.c.st.dim.Render(label+"… · Ctrl-C stops") + "\n")
+		b.WriteString(m.spin.View() + " " + m.c.st.dim.Render(strings.TrimSuffix(label, "…")+"… · Ctrl-C stops") + "\n")
 	} else if m.notice != "" {
 		b.WriteString(m.c.st.bad.Render(m.notice) + "\n")
 	}

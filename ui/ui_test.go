@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"io"
 	"os"
 	"regexp"
@@ -138,5 +139,37 @@ func TestToolsNamesLoadedInstructions(t *testing.T) {
 	c = New(Config{Out: io.Discard, Model: "m", Tools: func() []ToolInfo { return nil }, Instructions: func() string { return "" }})
 	if out, _ := newModel(c).slash("/tools"); !strings.Contains(stripANSI(out), "no AGENTS.md") {
 		t.Errorf("/tools without instructions: %q", out)
+	}
+}
+
+// Enter during a turn queues the message: it stays in the editor, the
+// status says so, and it is sent when the turn ends; Ctrl-C stopping the
+// turn keeps it in the editor, unsent.
+func TestEnterDuringATurnQueues(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard, Turn: func(context.Context, string) error { return nil }})
+	m := newModel(c)
+	type_ := func(s string) { m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}) }
+	cancelled := false
+	m.busy, m.cancel = true, func() { cancelled = true }
+	type_("next question")
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if !m.queued || m.ta.Value() != "next question" || !strings.Contains(stripANSI(m.View()), "your message is queued") {
+		t.Fatalf("Enter during a turn: queued %v, editor %q, view:\n%s", m.queued, m.ta.Value(), stripANSI(m.View()))
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	if !cancelled || m.queued || m.ta.Value() != "next question" {
+		t.Fatalf("Ctrl-C: cancelled %v, queued %v, editor %q", cancelled, m.queued, m.ta.Value())
+	}
+	m.Update(turnDoneMsg{})
+	if m.busy || m.ta.Value() != "next question" {
+		t.Fatalf("a cancelled turn sent the queued message (busy %v, editor %q)", m.busy, m.ta.Value())
+	}
+	// Queued again, and the turn ends on its own: it is sent.
+	m.busy, m.cancel = true, func() {}
+	m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m.Update(turnDoneMsg{})
+	if !m.busy || m.ta.Value() != "" || m.queued {
+		t.Fatalf("the queued message was not sent when the turn ended (busy %v, editor %q)", m.busy, m.ta.Value())
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor/provider/names"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/vault/keyring"
 )
 
 // SetupRun is `hush setup` on a running hush's config and vault: it asks
@@ -65,7 +67,7 @@ func (s SetupRun) Run(ctx context.Context) error {
 		if _, ok := opened[name]; !ok {
 			v, err := reg.Open(name, s.DataDir)
 			if err != nil {
-				fmt.Fprintf(s.Out, "(the %s backend is not available here: %v)\n", name, err)
+				fmt.Fprintln(s.Out, unavailable(name, err))
 				continue
 			}
 			opened[name] = v
@@ -202,4 +204,14 @@ func (s SetupRun) Run(ctx context.Context) error {
 		fmt.Fprintf(s.Err, "hush: warning: %s is also set in the environment hush was started with, and that value wins over the vault; unset it in your shell to use the stored one\n", ans.KeyName)
 	}
 	return nil
+}
+
+// unavailable is the one sentence setup prints for a backend it cannot
+// open: the registry's and the keyring's wrappers say what the sentence
+// already says, and setup itself is where another backend is picked.
+func unavailable(name string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "open vault backend "+name+": ")
+	msg = strings.TrimPrefix(msg, keyring.ErrUnavailable.Error()+": ")
+	msg = strings.ReplaceAll(msg, ` ([vault] backend = "envfile")`, "")
+	return fmt.Sprintf("The %s backend is not available here: %s.", name, strings.TrimSuffix(msg, "."))
 }

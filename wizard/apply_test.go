@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/vault/keyring"
 )
 
 func TestCurrentAnswers(t *testing.T) {
@@ -65,5 +67,20 @@ func TestSetupRunSavesNothingWhenTheCheckFails(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(ef.Path()); bytes.Contains(b, []byte(key)) || cfg.Model.Provider != "" {
 		t.Errorf("something was saved: vault %q, config %+v", b, cfg.Model)
+	}
+}
+
+// A backend setup cannot open is named in one sentence: the registry's
+// "open vault backend" and the keyring's "no OS keyring service" wrappers
+// are not repeated around the reason.
+func TestUnavailableIsOneSentence(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("open vault backend keyring: %w", fmt.Errorf("%w: no D-Bus session bus; otherwise use the envfile backend ([vault] backend = \"envfile\")", keyring.ErrUnavailable))
+	want := "The keyring backend is not available here: no D-Bus session bus; otherwise use the envfile backend."
+	if got := unavailable("keyring", err); got != want {
+		t.Errorf("unavailable = %q, want %q", got, want)
+	}
+	if got := unavailable("vaultx", errors.New("open vault backend vaultx: it broke.")); got != "The vaultx backend is not available here: it broke." {
+		t.Errorf("unavailable = %q", got)
 	}
 }
