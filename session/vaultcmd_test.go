@@ -18,6 +18,7 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/vault/keyring/keyringtest"
 	"github.com/hushcli/hush/wizard"
 	gokeyring "github.com/zalando/go-keyring"
 )
@@ -76,15 +77,7 @@ func requireKeyring(t *testing.T, w *vaultWorld) *keyring.Backend {
 		t.Skipf("no Secret Service to test against (run through scripts/with-secret-service): %v", err)
 	}
 	t.Cleanup(func() { _ = kb.Close() })
-	if err := kb.Set("HUSH_PROBE", "probe"); err != nil {
-		t.Skipf("the Secret Service does not store items: %v", err)
-	}
-	if v, err := kb.Get("HUSH_PROBE"); err != nil || v != "probe" {
-		t.Skipf("the Secret Service does not return what it stored: %v", err)
-	}
-	if err := kb.Delete("HUSH_PROBE"); err != nil {
-		t.Fatal(err)
-	}
+	keyringtest.RequireRoundTrip(t, kb)
 	return kb
 }
 

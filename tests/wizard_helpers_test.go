@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/vault/keyring/keyringtest"
 	gokeyring "github.com/zalando/go-keyring"
 )
 
@@ -46,15 +47,7 @@ func useKeyring(t *testing.T, w *world) *keyring.Backend {
 		_ = gokeyring.DeleteAll(service)
 		_ = kb.Close()
 	})
-	if err := kb.Set("HUSH_PROBE", "probe"); err != nil {
-		t.Skipf("the Secret Service does not store items: %v", err)
-	}
-	if v, err := kb.Get("HUSH_PROBE"); err != nil || v != "probe" {
-		t.Skipf("the Secret Service does not return what it stored: %v", err)
-	}
-	if err := kb.Delete("HUSH_PROBE"); err != nil {
-		t.Fatal(err)
-	}
+	keyringtest.RequireRoundTrip(t, kb)
 	w.setEnv("DBUS_SESSION_BUS_ADDRESS", addr)
 	w.setEnv(keyring.ServiceEnv, service)
 	return kb

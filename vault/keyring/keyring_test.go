@@ -20,6 +20,7 @@ import (
 	dbus "github.com/godbus/dbus/v5"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
+	"github.com/hushcli/hush/vault/keyring/keyringtest"
 	gokeyring "github.com/zalando/go-keyring"
 )
 
@@ -69,15 +70,7 @@ func openService(t *testing.T, service, dataDir string) *keyring.Backend {
 		_ = gokeyring.DeleteAll(service)
 		_ = b.Close()
 	})
-	if err := b.Set("HUSH_PROBE", "probe"); err != nil {
-		t.Skipf("the Secret Service does not store items (run through scripts/with-secret-service): %v", err)
-	}
-	if v, err := b.Get("HUSH_PROBE"); err != nil || v != "probe" {
-		t.Skipf("the Secret Service does not return what it stored: %q, %v", v, err)
-	}
-	if err := b.Delete("HUSH_PROBE"); err != nil {
-		t.Fatalf("delete probe: %v", err)
-	}
+	keyringtest.RequireRoundTrip(t, b)
 	return b
 }
 
