@@ -18,13 +18,7 @@ import (
 // each runs sandboxed and, as its positive control, unsandboxed, where it
 // must find the canary.
 func TestSandboxHoles(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
-		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
-	}
-	users := map[string]attacker{"self": {}}
-	if os.Getuid() == 0 {
-		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
+	users := sandboxAttackers(t)
 	for name, a := range users {
 		t.Run(name, func(t *testing.T) {
 			check := func(t *testing.T, w world, script string) {

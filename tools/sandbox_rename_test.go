@@ -5,7 +5,6 @@ package tools
 import (
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -16,13 +15,7 @@ import (
 // rule allowing every secret. The positive control is the same attack
 // unsandboxed.
 func TestSandboxRenameAroundAMask(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
-		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
-	}
-	users := map[string]attacker{"self": {}}
-	if os.Getuid() == 0 {
-		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
+	users := sandboxAttackers(t)
 	for name, a := range users {
 		t.Run(name, func(t *testing.T) {
 			for _, sb := range []bool{false, true} {
@@ -55,13 +48,7 @@ func TestSandboxRenameAroundAMask(t *testing.T) {
 // project was bound anew (the pins above hush's dirs): a working directory
 // left on the mount underneath would see none of the masks on top.
 func TestSandboxRelativePathsSeeTheMasks(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
-		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
-	}
-	users := map[string]attacker{"self": {}}
-	if os.Getuid() == 0 {
-		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
+	users := sandboxAttackers(t)
 	for name, a := range users {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, a)

@@ -98,6 +98,21 @@ type world struct {
 	busHits                           *atomic.Int32
 }
 
+// sandboxAttackers fails the test unless this machine can sandbox (it must
+// support it), and returns who attacks: hush's own user and, as root, a
+// tool run as nobody.
+func sandboxAttackers(t *testing.T) map[string]attacker {
+	t.Helper()
+	if st := SandboxStatus(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	users := map[string]attacker{"self": {}}
+	if os.Getuid() == 0 {
+		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	return users
+}
+
 func newWorld(t testing.TB, a attacker) world {
 	t.Helper()
 	root, err := os.MkdirTemp("", "hush-sandbox-*")
@@ -170,13 +185,7 @@ func newWorld(t testing.TB, a attacker) world {
 func (w world) sandbox() *Sandbox { return &Sandbox{Masks: w.masks, Required: true} }
 
 func TestSandboxAttacks(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
-		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
-	}
-	users := map[string]attacker{"self": {}}
-	if os.Getuid() == 0 {
-		users["root-as-nobody"] = attacker{cred: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
+	users := sandboxAttackers(t)
 	for name, a := range users {
 		t.Run(name, func(t *testing.T) { attackSuite(t, a) })
 	}
