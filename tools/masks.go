@@ -154,7 +154,7 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 			return nil, fmt.Errorf("[sandbox] allow: %w", err)
 		}
 		for _, h := range hushDirs {
-			if within2(p, h) || within2(h, p) {
+			if within(p, h) || within(h, p) {
 				return nil, fmt.Errorf("[sandbox] allow %q: %w", a, ErrAllowHushDir)
 			}
 		}
@@ -227,7 +227,7 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("[sandbox] hide: %w", err)
 		}
-		if p == "/" || (opts.Project != "" && within2(resolvePath(opts.Project), p)) {
+		if p == "/" || (opts.Project != "" && within(resolvePath(opts.Project), p)) {
 			return nil, fmt.Errorf("[sandbox] hide %q would hide the project itself", h)
 		}
 		add(p, false, ReasonHide)
@@ -339,7 +339,7 @@ func (s *MaskSet) MaskedResolved(absPath string) (reason string, masked bool) {
 func (s *MaskSet) maskedPath(p string) (string, bool) {
 	for _, m := range s.fixed {
 		if m.Reason == ReasonDataDir || m.Reason == ReasonConfigDir || m.Reason == ReasonOtherHushDir {
-			if within2(p, m.Path) {
+			if within(p, m.Path) {
 				return m.Reason, true
 			}
 		}
@@ -348,11 +348,11 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		return "", false
 	}
 	for _, m := range s.fixed {
-		if within2(p, m.Path) {
+		if within(p, m.Path) {
 			return m.Reason, true
 		}
 	}
-	if s.home != "" && within2(p, s.home) {
+	if s.home != "" && within(p, s.home) {
 		if filepath.Dir(p) == s.sshDir && isSSHPrivateKeyName(filepath.Base(p)) {
 			return ReasonSSHKey, true
 		}
@@ -363,7 +363,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		}
 	}
 	if s.project != "" {
-		if rel, ok := within(s.project, p); ok && rel != "." {
+		if rel, ok := below(p, s.project); ok {
 			// Any component: a file inside a directory named .env.d is
 			// masked with its directory.
 			// (Each prefix is a slice of rel, not a join of its parts: this
@@ -378,7 +378,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, m := range s.planned {
-			if within2(p, m.Path) {
+			if within(p, m.Path) {
 				return m.Reason, true
 			}
 		}
@@ -391,7 +391,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 // nothing more to hide.
 func (s *MaskSet) hiddenWhole(p string) bool {
 	for _, m := range s.fixed {
-		if within2(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
+		if within(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
 			return true
 		}
 	}
@@ -400,7 +400,7 @@ func (s *MaskSet) hiddenWhole(p string) bool {
 
 func (s *MaskSet) allowed(p string) bool {
 	for _, a := range s.allow {
-		if within2(p, a) {
+		if within(p, a) {
 			return true
 		}
 	}
@@ -734,22 +734,21 @@ func resolvePath(p string) string {
 	return filepath.Join(resolvePath(dir), base)
 }
 
-// within2 reports whether p is root or below it.
-func within2(p, root string) bool {
-	// Without building root+"/": Masked runs this for every mask and every
-	// file a walk passes.
+// within reports whether the clean absolute path p is root or below it.
+func within(p, root string) bool {
+	// Without building root+"/" or calling filepath.Rel: Masked runs this
+	// for every mask and every file a walk passes.
 	root = strings.TrimSuffix(root, "/")
 	return p == root || len(p) > len(root) && p[len(root)] == '/' && p[:len(root)] == root
 }
 
-// within returns p relative to root, slash-separated, if p is root or
-// below it.
-func within(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+// below returns p relative to root when p lies strictly below it (both
+// clean and absolute): a slice of p, not a new string.
+func below(p, root string) (string, bool) {
+	if p == root || !within(p, root) {
 		return "", false
 	}
-	return filepath.ToSlash(rel), true
+	return p[len(strings.TrimSuffix(root, "/"))+1:], true
 }
 
 func isDir(p string) bool {

@@ -266,3 +266,19 @@ func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
+
+// StopOnTerm goes before a bash script, on its first line (line numbers in
+// bash's messages stay the script's own); the bash and background tools
+// put it there. In its sandbox bash is its PID namespace's init, and the
+// kernel drops a signal to an init that has no handler for it: on Ctrl-C,
+// a timeout or a background stop, SIGTERM ended the running command but
+// bash went on to the script's next commands until the SIGKILL after the
+// grace period (and a kept process's `kill -TERM -- -PID` did nothing).
+// With a handler bash exits once that command has ended; it also stays the
+// parent instead of exec'ing a lone command into init's place, so that
+// command gets SIGTERM too.
+//
+// The trap re-raises the signal first, so where bash is not an init (no
+// sandbox) it still ends killed by SIGTERM, as before; an init ignores
+// that and exits 143.
+const StopOnTerm = "trap 'trap - TERM; kill -TERM $$; exit 143' TERM; "

@@ -30,18 +30,6 @@ import (
 	"github.com/hushcli/hush/tools"
 )
 
-// stopOnTerm goes before the command, on its first line. In its sandbox
-// bash is its PID namespace's init, and the kernel drops a signal to an
-// init that has no handler for it: stop's SIGTERM (and the user's kill
-// -TERM of a kept process) ended the running command, and bash went on
-// with the rest. With a trap bash also stays the parent instead of exec'ing
-// a lone command into init's place, so that command gets SIGTERM too.
-//
-// The trap re-raises the signal first, so where bash is not an init (no
-// sandbox) it still ends killed by SIGTERM, as before; an init ignores
-// that and exits 143.
-const stopOnTerm = "trap 'trap - TERM; kill -TERM $$; exit 143' TERM; "
-
 // Defaults for Options fields left zero.
 const (
 	DefaultLogCap     = 8 << 20
@@ -229,7 +217,7 @@ func (m *Manager) Start(spec Spec) (Info, error) {
 	// Stdout and Stderr are the same writer, so exec copies them through
 	// one pipe in one goroutine: the redacting writer sees one stream.
 	cmd, err := tools.Command(context.Background(), tools.Spec{
-		Path: "bash", Args: []string{"-c", stopOnTerm + spec.Script}, Dir: spec.Dir, Env: spec.Env,
+		Path: "bash", Args: []string{"-c", tools.StopOnTerm + spec.Script}, Dir: spec.Dir, Env: spec.Env,
 		Stdout: out, Stderr: out, Secrets: spec.Secrets, Outlive: spec.Keep, KillGrace: m.opts.KillGrace,
 		Sandbox: m.opts.Sandbox,
 	})

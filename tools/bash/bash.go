@@ -70,19 +70,6 @@ func (Tool) Schema() json.RawMessage {
 }`)
 }
 
-// stopOnTerm goes before the script, on its first line (line numbers in
-// bash's messages stay the script's own). In its sandbox bash is its PID
-// namespace's init, and the kernel drops a signal to an init that has no
-// handler for it: on Ctrl-C or a timeout the running command died of
-// SIGTERM but bash went on to the script's next commands until the SIGKILL
-// two seconds later. With a handler it exits once that command has ended.
-// Without the sandbox it changes nothing: SIGTERM ended bash anyway.
-//
-// The trap re-raises the signal first, so where bash is not an init (no
-// sandbox) it still ends killed by SIGTERM, as before; an init ignores
-// that and exits 143.
-const stopOnTerm = "trap 'trap - TERM; kill -TERM $$; exit 143' TERM; "
-
 // Run implements executor.Tool.
 func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMessage) (executor.Result, error) {
 	var p Params
@@ -101,7 +88,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	spec := tools.Spec{
-		Path: "bash", Args: []string{"-c", stopOnTerm + p.Script}, Dir: tc.Dir, Env: env,
+		Path: "bash", Args: []string{"-c", tools.StopOnTerm + p.Script}, Dir: tc.Dir, Env: env,
 		Stdout: tc.Output, Stderr: tc.Output, Secrets: tc.Secrets, KillGrace: 2 * time.Second,
 		Sandbox: t.Sandbox,
 	}
