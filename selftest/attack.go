@@ -40,6 +40,7 @@ const (
 	AtkSibPsMCP    = "siblings: ps eww from an MCP server"
 	AtkVaultFile   = "storage: read vault.env"
 	AtkKeyring     = "storage: the keyring over the bus"
+	AtkSessionKey  = "storage: a key in hush's session keyring"
 	AtkConfigWrite = "storage: write config.toml"
 	AtkTrustWrite  = "storage: write the trust file"
 	AtkReveal      = "storage: hush vault reveal in a pty"
@@ -53,7 +54,7 @@ const (
 )
 
 // AttackRows lists the attacks in display order.
-var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkConfigWrite,
+var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSessionKey, AtkConfigWrite,
 	AtkTrustWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
 
 // Attack columns: who the agent under test and its tools run as.
@@ -87,11 +88,12 @@ const (
 	aSubDot   = "sub/.env"
 	aEnvrc    = ".envrc"
 	aLinger   = "the detached child's granted secret"
+	aSessKey  = "a key in hush's session keyring"
 )
 
 func newAttackCanaries() canaries {
 	c := canaries{}
-	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger} {
+	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey} {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		c[l] = canaryPrefix + "atk" + strconv.Itoa(i) + "-" + hex.EncodeToString(b)
@@ -122,6 +124,7 @@ type attackWorld struct {
 	run, public, sub string
 	c                canaries
 	mark             string
+	keyName          string // the session keyring key that holds c[aSessKey]
 }
 
 // files the attack turn uses to coordinate, in the project.
@@ -146,7 +149,8 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 	home := filepath.Join(dir, "home")
 	w := &attackWorld{world: &world{root: dir, home: home, configDir: filepath.Join(home, ".config", "hush"),
 		dataDir: filepath.Join(home, ".local", "share", "hush"), project: filepath.Join(dir, "project"), bin: bin},
-		run: filepath.Join(dir, "run"), public: filepath.Join(dir, "public"), c: c, mark: mark}
+		run: filepath.Join(dir, "run"), public: filepath.Join(dir, "public"), c: c, mark: mark,
+		keyName: "hush-audit-" + strings.TrimPrefix(mark, markPrefix)[:12]}
 	// A unix socket's path must fit in 108 bytes: under a long TMPDIR the
 	// runtime dir (bus and keyring sockets) moves to a short one of its own.
 	if len(filepath.Join(w.run, "keyring", "control")) > 100 {
@@ -317,6 +321,7 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	b.WriteString(`cat ` + data + `/vault.env 2>&1 | r vault-file; cat ` + sq(filepath.Join(w.public, "notes")) + ` 2>&1 | r public-file; `)
 	b.WriteString(bin + ` __probe --connect bus=` + sq(filepath.Join(w.run, "bus")) + ` --connect keyring=` + sq(filepath.Join(w.run, "keyring", "control")) +
 		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + `; `)
+	b.WriteString(bin + ` __probe --session-key ` + sq(w.keyName) + `; `)
 	b.WriteString(`printf '\n[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' >> ` + conf + `/config.toml 2>&1 | r write-config; `)
 	b.WriteString(`printf '{"projects":{}}\n' > ` + conf + `/trusted-projects.json 2>&1 | r write-trust; `)
 	// Around the mask: move the directory above the config dir aside (the
@@ -369,11 +374,18 @@ type attackResult struct {
 	configBefore []byte
 	configAfter  []byte
 	trustAfter   bool
+	keyPlanted   error // why the audit could not plant and read back its session key
 }
 
 // runAttack lays out an attack world in dir and runs the attack turn once
-// as cred (nil: as the auditing user).
-func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *syscall.Credential) (*attackResult, error) {
+// as cred (nil: as the auditing user), on a thread in a fresh session
+// keyring of its own.
+func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *syscall.Credential) (r *attackResult, err error) {
+	onFreshSessionKeyring(func() { r, err = o.runAttackHere(ctx, dir, c, cred) })
+	return r, err
+}
+
+func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred *syscall.Credential) (*attackResult, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -418,6 +430,15 @@ func (o Options) runAttack(ctx context.Context, dir string, c canaries, cred *sy
 		}
 	}
 	r := &attackResult{w: w}
+	// STORAGE: a key in the session keyring the agent under test inherits
+	// (this thread's: attacks runs each attack turn on a thread of its own
+	// that joins a fresh session keyring first, so the key never sits in
+	// the keyring of the session the audit was started from).
+	keyID, err := plantSessionKey(w.keyName, c[aSessKey])
+	r.keyPlanted = err
+	if err == nil {
+		defer removeSessionKey(keyID)
+	}
 	r.configBefore, _ = os.ReadFile(filepath.Join(w.configDir, config.FileName))
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -739,6 +760,11 @@ func (r *attackResult) cells() map[string]Cell {
 	// STORAGE.
 	out[AtkVaultFile] = r.readAttack([]string{"vault-file"}, []string{"public-file"}, identity)
 	out[AtkKeyring] = r.readAttack([]string{"connect-bus", "connect-keyring"}, []string{"connect-control"}, identity)
+	if r.keyPlanted != nil {
+		out[AtkSessionKey] = failed("the audit could not plant a key in its session keyring and read it back, so finding none proves nothing: " + shortErr(r.keyPlanted.Error()))
+	} else {
+		out[AtkSessionKey] = r.readAttack([]string{"session-key"}, []string{"session-key-control"}, identity)
+	}
 	written := func(changed bool, what string) Cell {
 		if _, _, present := r.field("write-control"); !present {
 			return r.missing("write-control")

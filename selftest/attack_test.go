@@ -133,3 +133,37 @@ func TestSiblingRowsSayWhyAnMCPServerDidNotStart(t *testing.T) {
 		t.Errorf("without a warning: %s (%s)", got.Status, got.Detail)
 	}
 }
+
+// TestSessionKeyAttack: against the real kernel, the hostile tool's side
+// of the session keyring row reads a key planted in the session keyring
+// it runs in, raw, and its control keeps a key of its own; a key that is
+// not there is reported as refused, with the control still arriving.
+func TestSessionKeyAttack(t *testing.T) {
+	canary, mark := canaryPrefix+"sesskey-0123456789ab", newMark()
+	var planted error
+	var got, absent map[string]string
+	onFreshSessionKeyring(func() {
+		id, err := plantSessionKey("hush-audit-test-key", canary)
+		if planted = err; err != nil {
+			return
+		}
+		got = parseAttackLines(strings.Join(attackSessionKey("hush-audit-test-key", mark), "\n"))
+		removeSessionKey(id)
+		absent = parseAttackLines(strings.Join(attackSessionKey("hush-audit-test-key", mark), "\n"))
+	})
+	if planted != nil {
+		t.Fatalf("plant a key in a fresh session keyring: %v", planted)
+	}
+	for name, lines := range map[string]map[string]string{"planted": got, "removed": absent} {
+		raw, err := decodeRaw(lines["session-key-control"])
+		if err != nil || string(raw) != mark {
+			t.Errorf("%s: the control read %q (%v), want its own key %q", name, raw, err, mark)
+		}
+	}
+	if raw, err := decodeRaw(got["session-key"]); err != nil || !strings.Contains(string(raw), canary) {
+		t.Errorf("the planted key: read %q (%v), want the canary", got["session-key"], err)
+	}
+	if f := absent["session-key"]; !strings.HasPrefix(f, "!") {
+		t.Errorf("a removed key: got %q, want a refusal", f)
+	}
+}

@@ -91,6 +91,10 @@ type AttackOptions struct {
 	Reveal                 string
 	RevealKey              string
 	RevealData, RevealConf string
+	// SessionKey is the name of a user key to search the session keyring
+	// for and read, with Mark kept as a key of the probe's own as the
+	// positive control (sessionkey.go).
+	SessionKey string
 }
 
 // RunAttack performs the attacks and returns their result lines.
@@ -121,6 +125,9 @@ func RunAttack(ctx context.Context, o AttackOptions) []string {
 	}
 	if o.MemControl {
 		out = append(out, memControl(ctx, o.Mark)...)
+	}
+	if o.SessionKey != "" {
+		out = append(out, attackSessionKey(o.SessionKey, o.Mark)...)
 	}
 	if o.Reveal != "" {
 		data, err := revealInPTY(ctx, o.Reveal, o.RevealData, o.RevealConf)

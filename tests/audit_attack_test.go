@@ -26,6 +26,7 @@ type attackReport struct {
 			Status string `json:"status"`
 		} `json:"cells"`
 	} `json:"rows"`
+	Leaks      int    `json:"leaks"`
 	NotChecked int    `json:"not_checked"`
 	Verdict    string `json:"verdict"`
 }
@@ -84,7 +85,7 @@ func runAuditAs(t *testing.T, cred *syscall.Credential, args ...string) (attackR
 var auditAttacks = []string{
 	"siblings: /proc/*/environ from bash", "siblings: ps eww from bash", "siblings: /proc/*/environ from an MCP server",
 	"siblings: ps eww from an MCP server", "storage: read vault.env", "storage: the keyring over the bus",
-	"storage: write config.toml", "storage: write the trust file", "storage: hush vault reveal in a pty",
+	"storage: a key in hush's session keyring", "storage: write config.toml", "storage: write the trust file", "storage: hush vault reveal in a pty",
 	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc",
 	"memory: /proc/<hush>/mem", "memory: process_vm_readv", "linger: a detached child after the call",
 }
@@ -129,8 +130,8 @@ func TestAuditSandboxOffTurnsTheAttackRowsRed(t *testing.T) {
 	if got := rep.notPass(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("cells not passing:\n  %s\nwant:\n  %s\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), out)
 	}
-	if code != 1 || !strings.HasPrefix(rep.Verdict, "LEAK") {
-		t.Errorf("exit %d, verdict %q", code, rep.Verdict)
+	if code != 1 || !strings.HasPrefix(rep.Verdict, "LEAK") || rep.Leaks != len(want) {
+		t.Errorf("exit %d, %d leaks (want %d), verdict %q", code, rep.Leaks, len(want), rep.Verdict)
 	}
 	for _, row := range rep.Rows {
 		for v, c := range row.Cells {
