@@ -47,9 +47,7 @@ func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*di
 		if err != nil {
 			return nil, err
 		}
-		cmd.Path = sandboxExe
-		cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
-		cmd.ExtraFiles = []*os.File{plan}
+		throughInit(cmd, prog, plan)
 		return nil, nil
 	}
 	masks, err := spec.Sandbox.Masks.Masks()
@@ -64,10 +62,16 @@ func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*di
 	if err != nil {
 		return nil, err
 	}
+	throughInit(cmd, prog, plan)
+	return nil, nil
+}
+
+// throughInit makes cmd start hush's re-exec'd sandbox init, which sets up
+// what plan says and then execs prog.
+func throughInit(cmd *exec.Cmd, prog string, plan *os.File) {
 	cmd.Path = sandboxExe
 	cmd.Args = append([]string{sandboxInitArg0, prog}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{plan}
-	return nil, nil
 }
 
 // sandboxNoTemplate: tests build each root sandbox's scratch and /dev in
