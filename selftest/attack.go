@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config"
 )
 
@@ -187,19 +186,12 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 		}
 	}
 	cfg := attackConfig(o, bin, mark)
-	cfg.Model.Replay = filepath.Join(w.configDir, "turn.json")
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(w.configDir, config.FileName), buf.Bytes(), 0o600); err != nil {
-		return nil, err
-	}
+	cfg.Model.Replay = filepath.Join(w.configDir, turnFile)
 	replay, err := w.replay()
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(w.configDir, "turn.json"), replay, 0o600); err != nil {
+	if err := writeAgentFiles(w.configDir, cfg, replay); err != nil {
 		return nil, err
 	}
 	w.env = []string{
@@ -210,11 +202,7 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 		"DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(w.run, "bus"),
 		"AUDIT_API_TOKEN=" + c[aEnvCred],
 	}
-	for _, name := range []string{"PATH", "LANG", "TERM", "TZ"} {
-		if v := o.Ambient[name]; v != "" {
-			w.env = append(w.env, name+"="+v)
-		}
-	}
+	w.env = append(w.env, ambientEnv(o.Ambient, "PATH", "LANG", "TERM", "TZ")...)
 	return w, nil
 }
 

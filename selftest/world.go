@@ -61,22 +61,15 @@ func build(dir, bin string, c canaries, o Options, paths []string) (*world, erro
 			return nil, err
 		}
 	}
-	cfg := testConfig(o.User, c, paths, bin, filepath.Join(w.configDir, "turn.json"))
+	cfg := testConfig(o.User, c, paths, bin, filepath.Join(w.configDir, turnFile))
 	if o.NoSandbox {
 		cfg.Unsafe.NoSandbox = true
-	}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(w.configDir, config.FileName), buf.Bytes(), 0o600); err != nil {
-		return nil, err
 	}
 	replay, err := replayFile(paths, bin, w.dataDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(w.configDir, "turn.json"), replay, 0o600); err != nil {
+	if err := writeAgentFiles(w.configDir, cfg, replay); err != nil {
 		return nil, err
 	}
 	w.env = []string{
@@ -88,12 +81,35 @@ func build(dir, bin string, c canaries, o Options, paths []string) (*world, erro
 		"AUDIT_INNOCENT_SETTING=" + c[cVault],
 		"AUDIT_PLAIN_SETTING=" + c[cEnvPlain],
 	}
-	for _, name := range []string{"PATH", "LANG", "TERM", "TZ", "DOCKER_HOST"} {
-		if v := o.Ambient[name]; v != "" {
-			w.env = append(w.env, name+"="+v)
+	w.env = append(w.env, ambientEnv(o.Ambient, "PATH", "LANG", "TERM", "TZ", "DOCKER_HOST")...)
+	return w, nil
+}
+
+// turnFile is the replayed turn beside the agent under test's config.toml.
+const turnFile = "turn.json"
+
+// writeAgentFiles writes the agent under test's config.toml and its
+// replayed turn into configDir.
+func writeAgentFiles(configDir string, cfg config.Config, replay []byte) error {
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(configDir, config.FileName), buf.Bytes(), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(configDir, turnFile), replay, 0o600)
+}
+
+// ambientEnv is NAME=value for each of names the user's environment sets.
+func ambientEnv(ambient map[string]string, names ...string) []string {
+	var env []string
+	for _, name := range names {
+		if v := ambient[name]; v != "" {
+			env = append(env, name+"="+v)
 		}
 	}
-	return w, nil
+	return env
 }
 
 // testConfig is the agent-under-test's config.toml.
