@@ -812,12 +812,13 @@ func (m *model) pendingView() string {
 		}
 		return strings.Join(lines, "\n")
 	}
-	if p != m.renderedFor && time.Since(m.renderedAt) >= 40*time.Millisecond {
+	// What was rendered last may stand in for a block that has grown since
+	// (it is a prefix of it), never for a new block: that one is rendered
+	// at once, so its raw Markdown is never drawn.
+	fresh := m.renderedFor == "" || !strings.HasPrefix(p, m.renderedFor)
+	if p != m.renderedFor && (fresh || time.Since(m.renderedAt) >= 40*time.Millisecond) {
 		m.rendered = m.mdView.render(p, int(m.c.width.Load()))
 		m.renderedFor, m.renderedAt = p, time.Now()
-	}
-	if m.rendered == "" {
-		return p
 	}
 	return m.rendered
 }

@@ -173,3 +173,25 @@ func TestEnterDuringATurnQueues(t *testing.T) {
 		t.Fatalf("the queued message was not sent when the turn ended (busy %v, editor %q)", m.busy, m.ta.Value())
 	}
 }
+
+// TestPendingBlockNeverDrawsRawMarkdown: a block streamed token by token,
+// faster than the 40 ms between renders, is drawn rendered or not at all;
+// a new block is never stood in for by the last one's rendering.
+func TestPendingBlockNeverDrawsRawMarkdown(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard, Color: true})
+	m := newModel(c)
+	for _, p := range []string{"```sh\n", "```sh\necho ", "```sh\necho hi\n", "Run **this** now"} {
+		m.Update(pendingMsg(p))
+		got := stripANSI(m.pendingView())
+		if strings.Contains(got, "```") || strings.Contains(got, "**") {
+			t.Errorf("pending %q drew raw Markdown: %q", p, got)
+		}
+		if p[0] == 'R' && strings.Contains(got, "echo") {
+			t.Errorf("a new block showed the last block's rendering: %q", got)
+		}
+	}
+	if got := stripANSI(m.pendingView()); !strings.Contains(got, "Run this now") {
+		t.Errorf("a positive control: the pending block was never drawn: %q", got)
+	}
+}
