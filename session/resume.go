@@ -13,7 +13,6 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 )
@@ -157,29 +156,6 @@ func turnRange(n int) string {
 		return "turn 1 is"
 	}
 	return fmt.Sprintf("turns 1–%d are", n)
-}
-
-// CloseDanglingCalls answers tool calls a cancelled turn left open, so the
-// next request to the model is well-formed.
-func CloseDanglingCalls(h []provider.Message) []provider.Message {
-	answered := map[string]bool{}
-	for _, m := range h {
-		if m.Role == provider.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
-	var out []provider.Message
-	for _, m := range h {
-		out = append(out, m)
-		if m.Role == provider.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				if !answered[c.ID] {
-					out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "cancelled by the user", IsError: true})
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Command runs chat's /compact [N] and /resume [ID] on agent and conv,
