@@ -84,9 +84,10 @@ type Agent struct {
 	// OutputHead and OutputTail bound what the model sees of one tool
 	// output (default 16 KiB each); the rest is cut with a note.
 	OutputHead, OutputTail int
-	// StartDenied says what the gate refused while the session started
-	// (an MCP server whose secret was denied, so it was not started), one
-	// phrase each; `hush run` ends such a session with exit status 3.
+	// StartDenied says which MCP servers were not started for want of a
+	// credential (the gate refused a secret one needs, or one signs in
+	// with OAuth and no sign-in is stored), one phrase each; `hush run`
+	// ends such a session with exit status 3.
 	StartDenied []string
 
 	mu      sync.Mutex

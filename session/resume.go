@@ -257,7 +257,7 @@ func OneTurn(ctx context.Context, agent *executor.Agent, conv *transcript.Conver
 		return events.KindDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))
 	case len(agent.StartDenied) > 0:
-		return events.KindDenied, fmt.Errorf("the session started with %d denied request(s): %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
+		return events.KindDenied, fmt.Errorf("the session started without %d of its MCP servers: %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
 	}
 	return "", nil
 }
