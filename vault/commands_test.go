@@ -16,7 +16,7 @@ func newCommands(t *testing.T) (vault.Commands, *vault.EnvFile, *bytes.Buffer, *
 	proxy := vault.NewProxy(ef)
 	l := &vault.Layered{Backend: proxy, DotEnv: map[string]string{"FROM_DOTENV": "d", "FROM_SUB": "s"},
 		DotEnvFrom: map[string]string{"FROM_DOTENV": "/p/.env", "FROM_SUB": "/p/sub/.env"},
-		Process: map[string]string{"SHADOWED_TOKEN": "env", "ENV_TOKEN": "e"}, IsCredential: isCredential}
+		Process:    map[string]string{"SHADOWED_TOKEN": "env", "ENV_TOKEN": "e"}, IsCredential: isCredential}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	return vault.Commands{Layered: l, Proxy: proxy, Backend: "envfile", Out: out, Err: errOut}, ef, out, errOut
 }
