@@ -22,13 +22,12 @@ import (
 
 // runSilentPTY runs hush in a pseudo-terminal that never answers a query
 // (as under `script -c`, some CI PTYs and serial consoles) and returns what
-// the terminal received and how long hush took.
-func runSilentPTY(t *testing.T, w *world, args ...string) (string, time.Duration) {
+// the terminal received.
+func runSilentPTY(t *testing.T, w *world, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(hushBin, args...)
 	cmd.Env = w.env
 	cmd.Dir = w.project
-	start := time.Now()
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 160})
 	if err != nil {
 		t.Fatal(err)
@@ -45,20 +44,21 @@ func runSilentPTY(t *testing.T, w *world, args ...string) (string, time.Duration
 		_ = cmd.Process.Kill()
 		t.Fatalf("hush %s did not exit within 30 s under a silent terminal", strings.Join(args, " "))
 	}
-	took := time.Since(start)
 	<-done
-	return out.String(), took
+	return out.String()
 }
 
 // TestVersionAsksTheTerminalNothing: commands that draw no form write no
-// terminal query (OSC 11, cursor position report) and so never wait for an
-// answer; --version returns well under 100 ms (it took 10.06 s when a
-// library's init asked twice and waited 5 s each).
+// terminal query (OSC 11, cursor position report), so they never wait for
+// an answer: --version took 10.06 s when a library's init asked twice and
+// waited 5 s each. A wait for an answer needs a query first, and the
+// terminal here records every byte hush writes; how fast --version starts
+// is scripts/bench's figure, not a test's (a deadline here failed on a
+// loaded CI machine).
 func TestVersionAsksTheTerminalNothing(t *testing.T) {
 	w := newWorld(t)
-	runSilentPTY(t, w, "--version") // the first start of a fresh 80 MB binary reads it from disk
 	for _, args := range [][]string{{"--version"}, {"--help"}, {"vault", "list"}, {"env", "--tool", "bash"}, {"audit", "log"}, {"run", "--help"}} {
-		raw, took := runSilentPTY(t, w, args...)
+		raw := runSilentPTY(t, w, args...)
 		for _, q := range []string{"\x1b]11;?", "\x1b]10;?", "\x1b[6n"} {
 			if strings.Contains(raw, q) {
 				t.Errorf("hush %s wrote the terminal query %q", strings.Join(args, " "), q)
@@ -67,9 +67,6 @@ func TestVersionAsksTheTerminalNothing(t *testing.T) {
 		if args[0] == "--version" {
 			if !strings.Contains(raw, "hush version") {
 				t.Errorf("--version printed %q", raw)
-			}
-			if took > 100*time.Millisecond {
-				t.Errorf("hush --version took %v under a terminal that never answers; want < 100 ms", took)
 			}
 		}
 	}
