@@ -15,12 +15,15 @@ import (
 	"time"
 )
 
-// This file owns THE mask list: every path a tool must not see. Three
-// readers use it: the host sandbox (sandbox_linux.go mounts an empty file or
-// an empty tmpfs over each Mask), docker-bash (the project's .env family,
+// This file owns THE mask list: every path a tool must not see, and the
+// few it may read but never change (Mask.ReadOnly: hush's executable,
+// ~/.ssh). Three readers use it: the host sandbox (sandbox_linux.go mounts
+// an empty file or an empty tmpfs over each Mask, or binds a read-only one
+// onto itself read-only), docker-bash (the project's .env family,
 // hidden inside /app, through ProjectMaskPatterns and PlanProjectMasks), and
 // the in-process file tools, which run inside hush where no mount protects
-// them and so ask MaskSet.Masked before touching a path. `hush sandbox show`
+// them and so ask MaskSet.Masked before touching a path (WriteMasked
+// before changing one). `hush sandbox show`
 // prints the list with each mask's Reason.
 
 // ProjectMaskPatterns are hidden in every project, at any depth: the legacy
