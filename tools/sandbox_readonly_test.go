@@ -131,6 +131,22 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 					t.Errorf("a private key in the read-only ~/.ssh is readable in the sandbox:\n%s", out)
 				}
 			})
+			// hush's executable in the project: the project is then pinned
+			// (bound onto itself) before its .env masks, which must hold.
+			t.Run("exe-in-project-keeps-dotenv-masks", func(t *testing.T) {
+				w, _ := setup(t)
+				script := `cat .env sub/.env "$PWD/.env.local" 2>&1; ./hush; echo w > ok && echo PROJECT-WRITABLE`
+				if out := a.run(t, w.project, nil, script, nil); !leaks(out, w.canary) {
+					t.Fatalf("control: unsandboxed, the .env reads found nothing:\n%s", out)
+				}
+				out := a.run(t, w.project, nil, script, boxed(t, w, w.project+"/hush"))
+				if leaks(out, w.canary) {
+					t.Errorf("with hush's executable in the project, a .env is readable in the sandbox:\n%s", out)
+				}
+				if !strings.Contains(out, "RAN-OK") || !strings.Contains(out, "PROJECT-WRITABLE") {
+					t.Errorf("positive control: ./hush did not run or the project is not writable:\n%s", out)
+				}
+			})
 		})
 	}
 }
