@@ -60,6 +60,8 @@ type DotEnvFamily struct {
 	Merged map[string]string
 	// Shadowed is every other value of a name, keyed "NAME@rel".
 	Shadowed map[string]string
+	// From is name → the file (absolute) whose value Merged holds.
+	From map[string]string
 	// Skipped says, one sentence each, which files could not be read and
 	// were left out, and which are malformed (file and line; what parses
 	// of them is used); Truncated that the bounds were hit.
@@ -162,7 +164,7 @@ func FindDotEnvFiles(root string) (files []string, truncated bool, err error) {
 // direnv: its NAME=value and export NAME=value lines are read and the rest
 // ignored.
 func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
-	fam := DotEnvFamily{Merged: map[string]string{}, Shadowed: map[string]string{}}
+	fam := DotEnvFamily{Merged: map[string]string{}, Shadowed: map[string]string{}, From: map[string]string{}}
 	paths, truncated, err := FindDotEnvFiles(root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -208,7 +210,7 @@ func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
 		fam.Files = append(fam.Files, DotEnvFile{Path: p, Rel: rel, Values: values})
 		for n, v := range values {
 			if old, ok := fam.Merged[n]; !ok {
-				fam.Merged[n] = v
+				fam.Merged[n], fam.From[n] = v, p
 			} else if old != v {
 				fam.Shadowed[n+"@"+rel] = v
 			}

@@ -52,6 +52,13 @@ func TestDotEnvFamilyFindsEveryFile(t *testing.T) {
 	if fam.Shadowed["A@.env.local"] != "local" {
 		t.Errorf("the shadowed value is lost: %v", fam.Shadowed)
 	}
+	from := map[string]string{}
+	for n, f := range fam.From {
+		from[n], _ = filepath.Rel(root, f)
+	}
+	if want := map[string]string{"A": ".env", "B": ".env.local", "C": ".envrc", "E": "sub/.env", "F": "sub/deeper/.env.test"}; !reflect.DeepEqual(from, want) {
+		t.Errorf("from = %v, want %v (each value's own file)", from, want)
+	}
 	if len(fam.Skipped) != 1 || !strings.Contains(fam.Skipped[0], filepath.Join(root, "sub/.env.broken")+" line 1: malformed .env file") || strings.Contains(fam.Skipped[0], "sk-abcdef") {
 		t.Errorf("skipped = %q", fam.Skipped)
 	}

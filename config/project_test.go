@@ -81,8 +81,8 @@ func rulesOf(cfg config.Config) string {
 
 // TestMergeProjectFollowsTrust: untrusted, a project adds only its deny and
 // ask rules and none of its settings; trusted, everything but [model]; a
-// changed file is untrusted again. (cmd_trust_test.go asks the real gate
-// built from the result.)
+// changed file is untrusted again. (tests/trust_test.go runs the gate
+// built from the result end to end.)
 func TestMergeProjectFollowsTrust(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -133,6 +133,28 @@ func TestMergeProjectFollowsTrust(t *testing.T) {
 	}
 	if got := rulesOf(cfg); got != untrustedRules {
 		t.Errorf("changed after trust, rules:\n%s\nwant\n%s", got, untrustedRules)
+	}
+}
+
+// TestTrustIsPerProject: trusting one checkout does not trust another with
+// the same file.
+func TestTrustIsPerProject(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	writeProjectConfig(t, f.project, hostileProject)
+	trustHere(t, f)
+	clone := filepath.Join(filepath.Dir(f.project), "clone")
+	writeProjectConfig(t, clone, hostileProject)
+	cfg, _, err := config.WithProject(config.Config{}, f.store(), clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rulesOf(cfg), "deny vault.read:DEPLOY_KEY for *"; got != want {
+		t.Errorf("a copy of a trusted project is trusted: rules\n%s\nwant\n%s", got, want)
+	}
+	// The positive control: the original checkout is trusted.
+	if cfg, _, err = config.WithProject(config.Config{}, f.store(), f.project); err != nil || !strings.Contains(rulesOf(cfg), "allow vault.read:* for *") {
+		t.Errorf("the trusted checkout (%v): rules\n%s", err, rulesOf(cfg))
 	}
 }
 

@@ -84,9 +84,10 @@ type Agent struct {
 	// OutputHead and OutputTail bound what the model sees of one tool
 	// output (default 16 KiB each); the rest is cut with a note.
 	OutputHead, OutputTail int
-	// StartDenied says what the gate refused while the session started
-	// (an MCP server whose secret was denied, so it was not started), one
-	// phrase each; `hush run` ends such a session with exit status 3.
+	// StartDenied says which MCP servers were not started for want of a
+	// credential (the gate refused a secret one needs, or one signs in
+	// with OAuth and no sign-in is stored), one phrase each; `hush run`
+	// ends such a session with exit status 3.
 	StartDenied []string
 
 	mu      sync.Mutex
@@ -193,6 +194,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Denied = denied.list()
 		if err != nil {
 			if ctx.Err() != nil {
+				closeCancelled(res.Messages, add)
 				return res, ctx.Err()
 			}
 			msg := red.String(err.Error())
@@ -231,11 +233,41 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
 			res.Denied = denied.list()
 			if ctx.Err() != nil {
+				closeCancelled(res.Messages, add)
 				return res, ctx.Err()
 			}
 		}
 	}
 	return res, fmt.Errorf("%w (%d); raise turn.max_steps in config.toml to allow more", ErrMaxSteps, maxSteps)
+}
+
+// CancelledNote ends a turn the user cancelled, in the history and the
+// transcript: the model is told the turn stopped, and the next request
+// alternates roles (a user message follows an assistant one).
+const CancelledNote = "(turn cancelled by the user before it finished)"
+
+// closeCancelled ends the cancelled turn msgs with add: every tool call
+// the model made that has no result yet gets one saying it did not run
+// (an unanswered call makes both providers' APIs refuse the next
+// request), then CancelledNote. A turn so closed is complete in the
+// transcript, so a resumed session keeps it.
+func closeCancelled(msgs []provider.Message, add func(provider.Message)) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != provider.RoleAssistant {
+			continue
+		}
+		answered := map[string]bool{}
+		for _, m := range msgs[i+1:] {
+			answered[m.ToolCallID] = true
+		}
+		for _, c := range msgs[i].ToolCalls {
+			if !answered[c.ID] {
+				add(provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "not run: cancelled by the user", IsError: true})
+			}
+		}
+		break
+	}
+	add(provider.Message{Role: provider.RoleAssistant, Text: CancelledNote})
 }
 
 // runTool is the decorator chain every call passes: gate, audit, redact, tool.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +16,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
 )
@@ -259,8 +263,89 @@ func TestCancelStopsTheTool(t *testing.T) {
 	if err != context.Canceled {
 		t.Fatalf("err = %v", err)
 	}
-	if !strings.Contains(added[len(added)-1].Text, "cancelled by the user") {
-		t.Fatalf("last message = %+v", added[len(added)-1])
+	if len(added) < 3 || added[2].ToolCallID != "c1" || !strings.Contains(added[2].Text, "cancelled by the user") {
+		t.Fatalf("messages = %+v, want the call's result to say it was cancelled", added)
+	}
+}
+
+// TestCancelledTurnIsClosed: a turn cancelled in the first of two calls
+// ends with a result for each call, the second saying it did not run, and
+// the cancelled note; the transcript reads back as a completed turn, so a
+// resumed session sends the model a well-formed history.
+func TestCancelledTurnIsClosed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{
+		call("c1", "echo started; sleep 300", ""), call("c2", "touch SECOND", "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !strings.Contains(f.events.String(), "started") {
+			select {
+			case <-ctx.Done():
+				return
+			default:
+			}
+		}
+		cancel()
+	}()
+	added, err := f.agent.Turn(ctx, nil, "go")
+	if err != context.Canceled {
+		t.Fatalf("err = %v", err)
+	}
+	var roles []string
+	for _, m := range added {
+		roles = append(roles, string(m.Role)+":"+m.ToolCallID)
+	}
+	if got := strings.Join(roles, " "); got != "user: assistant: tool:c1 tool:c2 assistant:" {
+		t.Fatalf("messages %s, want the prompt, the calls, a result for each and a closing note", got)
+	}
+	if !strings.Contains(added[3].Text, "not run") || !added[3].IsError {
+		t.Errorf("the call that never ran says %+v", added[3])
+	}
+	if last := added[4]; last.Text != executor.CancelledNote || len(last.ToolCalls) != 0 {
+		t.Errorf("last message %+v, want the cancelled note", last)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "SECOND")); err == nil {
+		t.Error("the second call ran after the cancellation")
+	}
+	path := filepath.Join(f.dir, "t.jsonl")
+	if err := os.WriteFile(path, f.transcript.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := transcript.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Completed != 1 || s.Incomplete != 0 || len(s.Messages()) != 5 {
+		t.Errorf("transcript read back: %d completed, %d incomplete, %d messages; want the closed turn whole", s.Completed, s.Incomplete, len(s.Messages()))
+	}
+}
+
+// blocking is a provider whose stream waits for the turn to be cancelled.
+type blocking struct{ asked chan struct{} }
+
+func (b blocking) Name() string { return "blocking" }
+func (b blocking) Stream(ctx context.Context, _ provider.Request, _ func(string)) (provider.Response, error) {
+	close(b.asked)
+	<-ctx.Done()
+	return provider.Response{}, ctx.Err()
+}
+
+// TestCancelWhileStreamingIsClosed: cancelled while the model streams, the
+// turn still ends with an assistant message, so the next prompt is not a
+// second user message in a row.
+func TestCancelWhileStreamingIsClosed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash)
+	model := blocking{asked: make(chan struct{})}
+	f.agent.Provider = model
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-model.asked; cancel() }()
+	added, err := f.agent.Turn(ctx, nil, "go")
+	if err != context.Canceled {
+		t.Fatalf("err = %v", err)
+	}
+	if len(added) != 2 || added[0].Role != provider.RoleUser || added[1].Role != provider.RoleAssistant || added[1].Text != executor.CancelledNote {
+		t.Fatalf("messages %+v, want the prompt and the cancelled note", added)
 	}
 }
 
@@ -279,5 +364,118 @@ func TestColouredSecretIsRedacted(t *testing.T) {
 	}
 	if strings.Contains(f.events.String(), "granted-value") {
 		t.Fatal("screen shows the coloured secret")
+	}
+}
+
+// wireBody is the raw request body p sends for history, read by a server
+// on 127.0.0.1 that refuses it (the answer does not matter here).
+func wireBody(t *testing.T, name string, history []provider.Message) []byte {
+	t.Helper()
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		http.Error(w, `{"error":{"type":"invalid_request_error","message":"recorded"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	o := provider.Options{BaseURL: srv.URL, Model: "m", HTTPClient: srv.Client()}
+	var p provider.Provider
+	var err error
+	if name == provider.Anthropic {
+		p, err = provider.NewAnthropic(o)
+	} else {
+		o.BaseURL += "/v1"
+		p, err = provider.NewOpenAI(o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = p.Stream(context.Background(), provider.Request{Messages: history}, nil)
+	if body == nil {
+		t.Fatalf("%s: no request reached the server", name)
+	}
+	return body
+}
+
+// TestCancelledHistoryIsWellFormedOnTheWire: the history a cancelled turn
+// leaves, followed by the next prompt, is what both APIs accept: in Chat
+// Completions every tool_call id is answered by a tool message right after
+// its assistant message; in Messages roles alternate and every tool_use is
+// answered by a tool_result in the next user message.
+func TestCancelledHistoryIsWellFormedOnTheWire(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{
+		call("c1", "echo started; sleep 300", ""), call("c2", "true", "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !strings.Contains(f.events.String(), "started") {
+			select {
+			case <-ctx.Done():
+				return
+			default:
+			}
+		}
+		cancel()
+	}()
+	added, _ := f.agent.Turn(ctx, nil, "go")
+	history := append(added, provider.Message{Role: provider.RoleUser, Text: "next"})
+
+	var chat struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(wireBody(t, provider.OpenAI, history), &chat); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for i, m := range chat.Messages {
+		roles = append(roles, m.Role)
+		for j, c := range m.ToolCalls {
+			if k := i + 1 + j; k >= len(chat.Messages) || chat.Messages[k].Role != "tool" || chat.Messages[k].ToolCallID != c.ID {
+				t.Errorf("openai: tool call %s is not answered in order right after its assistant message", c.ID)
+			}
+		}
+	}
+	if got := strings.Join(roles, " "); got != "user assistant tool tool assistant user" {
+		t.Errorf("openai roles: %s", got)
+	}
+
+	var msgs struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string `json:"type"`
+				ID        string `json:"id"`
+				ToolUseID string `json:"tool_use_id"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(wireBody(t, provider.Anthropic, history), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	roles = nil
+	for i, m := range msgs.Messages {
+		roles = append(roles, m.Role)
+		for _, b := range m.Content {
+			if b.Type != "tool_use" {
+				continue
+			}
+			answered := false
+			if i+1 < len(msgs.Messages) {
+				for _, r := range msgs.Messages[i+1].Content {
+					answered = answered || (r.Type == "tool_result" && r.ToolUseID == b.ID)
+				}
+			}
+			if !answered {
+				t.Errorf("anthropic: tool_use %s has no tool_result in the next message", b.ID)
+			}
+		}
+	}
+	if got := strings.Join(roles, " "); got != "user assistant user assistant user" {
+		t.Errorf("anthropic roles: %s, want them alternating", got)
 	}
 }

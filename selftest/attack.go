@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,6 +43,8 @@ const (
 	AtkSessionKey  = "storage: a key in hush's session keyring"
 	AtkConfigWrite = "storage: write config.toml"
 	AtkTrustWrite  = "storage: write the trust file"
+	AtkExeWrite    = "storage: rewrite hush's executable"
+	AtkSSHWrite    = "storage: add a login key to ~/.ssh"
 	AtkReveal      = "storage: hush vault reveal in a pty"
 	AtkDotEnv      = "dotenv: .env"
 	AtkDotEnvLocal = "dotenv: .env.local"
@@ -54,7 +57,7 @@ const (
 
 // AttackRows lists the attacks in display order.
 var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSessionKey, AtkConfigWrite,
-	AtkTrustWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
+	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
 
 // Attack columns: who the agent under test and its tools run as.
 const (
@@ -139,6 +142,14 @@ const (
 	fLingerChecked = ".audit-linger-checked"
 )
 
+// authorizedKeys is the attack home's ~/.ssh/authorized_keys, planted
+// with plantedKey: the audit's, never the user's.
+func (w *attackWorld) authorizedKeys() string {
+	return filepath.Join(w.home, ".ssh", "authorized_keys")
+}
+
+func plantedKey(mark string) string { return "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI " + mark + "\n" }
+
 func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // buildAttack lays out the attack world under dir.
@@ -161,7 +172,7 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 	}
 	w.sub = filepath.Join(w.project, "sub")
 	decoy := filepath.Join(w.project, ".audit-decoy")
-	for _, d := range []string{w.home, w.configDir, w.dataDir, w.project, w.sub, w.run, filepath.Join(w.run, "keyring"), w.public,
+	for _, d := range []string{w.home, filepath.Join(w.home, ".ssh"), w.configDir, w.dataDir, w.project, w.sub, w.run, filepath.Join(w.run, "keyring"), w.public,
 		filepath.Join(decoy, "data"), filepath.Join(decoy, "config")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
@@ -179,6 +190,7 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 		filepath.Join(w.public, "notes"):          "AUDIT_NOTE=" + mark + "\n",
 		filepath.Join(decoy, "data", "vault.env"): fmt.Sprintf("AUDIT_MARK=%q\n", mark),
 		filepath.Join(w.project, fScanPasses):     "",
+		w.authorizedKeys():                        plantedKey(mark),
 	}
 	for p, content := range files {
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -323,7 +335,15 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	for _, f := range []string{".env", ".env.local", "sub/.env", ".envrc", "notes.txt"} {
 		b.WriteString(`od -c ` + f + ` 2>&1 | r od:` + f + `; ` + need("xxd", "xxd:"+f) + `xxd ` + f + ` 2>&1 | r xxd:` + f + `; fi; `)
 	}
-	b.WriteString(`waitfor ` + fAgentPID + `; ` + bin + ` __probe --mem-pid "$(cat ` + fAgentPID + `)" --mem-control`)
+	b.WriteString(`waitfor ` + fAgentPID + `; ` + bin + ` __probe --mem-pid "$(cat ` + fAgentPID + `)" --mem-control; `)
+	// Out of the sandbox for good: a login key for sshd, and hush's own
+	// executable (the agent runs from the audit's copy) rewritten and
+	// replaced — last, since unsandboxed the replacement no longer runs.
+	keys := sq(w.authorizedKeys())
+	b.WriteString(`cat ` + keys + ` 2>&1 | r read-keys; printf 'ssh-ed25519 AAAAhushaudit attacker\n' >> ` + keys + ` 2>&1 | r write-keys; ` +
+		`printf 'ssh-ed25519 AAAAhushaudit attacker\n' > ` + sq(filepath.Join(w.home, ".ssh", "authorized_keys2")) + ` 2>&1 | r write-keys2; `)
+	b.WriteString(`head -c 4 ` + bin + ` 2>&1 | r read-exe; printf '\nhush-audit\n' >> ` + bin + ` 2>&1 | r write-exe; ` +
+		`printf '#!/bin/sh\n' > .audit-evil-hush && mv -f .audit-evil-hush ` + bin + ` 2>&1 | r replace-exe`)
 	add("Looking around.", PathBash, map[string]any{"script": b.String(), "secrets": none, "env": mark})
 
 	add("Asking the MCP spy.", "mcp__"+atkSpy+"__spy", map[string]any{})
@@ -362,7 +382,11 @@ type attackResult struct {
 	configBefore []byte
 	configAfter  []byte
 	trustAfter   bool
-	keyPlanted   error // why the audit could not plant and read back its session key
+	exeBefore    string // fileIdentity of the agent's executable
+	exeAfter     string
+	keysAfter    []byte // the planted authorized_keys afterwards
+	keys2After   bool   // an authorized_keys2 was made
+	keyPlanted   error  // why the audit could not plant and read back its session key
 }
 
 // runAttack lays out an attack world in dir and runs the attack turn once
@@ -377,12 +401,11 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	bin := o.Hush
-	if cred != nil {
-		bin = filepath.Join(dir, "hush")
-		if err := copyFile(o.Hush, bin, 0o755); err != nil {
-			return nil, err
-		}
+	// The agent runs from a copy of its own, which the attack tries to
+	// rewrite: never the user's hush.
+	bin := filepath.Join(dir, "hush")
+	if err := copyFile(o.Hush, bin, 0o755); err != nil {
+		return nil, err
 	}
 	mark := newMark()
 	w, err := buildAttack(dir, bin, c, mark, o)
@@ -428,6 +451,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 		defer removeSessionKey(keyID)
 	}
 	r.configBefore, _ = os.ReadFile(filepath.Join(w.configDir, config.FileName))
+	r.exeBefore = fileIdentity(bin)
 	runCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -489,7 +513,35 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	r.configAfter, _ = os.ReadFile(filepath.Join(w.configDir, config.FileName))
 	_, err = os.Stat(filepath.Join(w.configDir, "trusted-projects.json"))
 	r.trustAfter = err == nil
+	r.exeAfter = fileIdentity(bin)
+	r.keysAfter, _ = os.ReadFile(w.authorizedKeys())
+	_, err = os.Lstat(filepath.Join(w.home, ".ssh", "authorized_keys2"))
+	r.keys2After = err == nil
 	return r, nil
+}
+
+// fileIdentity is what changes when anything writes, truncates, replaces
+// or re-creates the file at p: its inode, size, modification and change
+// time (the kernel sets the change time on every write, and no tool can
+// set it back), and the raw bytes of its last 4 KiB, where an append
+// lands. (Not a hash of the whole: the executable is tens of megabytes,
+// read twice per column, for what the change time already proves.)
+func fileIdentity(p string) string {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return "missing: " + err.Error()
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	defer f.Close()
+	tail := make([]byte, 4096)
+	n, err := f.ReadAt(tail, max(st.Size-int64(len(tail)), 0))
+	if err != nil && err != io.EOF {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%d:%d %d %d.%d %d.%d %x", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec, tail[:n])
 }
 
 // agentPID is the pid of hush itself, started as pid: where the spawn
@@ -767,6 +819,28 @@ func (r *attackResult) cells() map[string]Cell {
 	}
 	out[AtkConfigWrite] = written(!bytes.Equal(r.configBefore, r.configAfter), "config.toml")
 	out[AtkTrustWrite] = written(r.trustAfter, "trusted-projects.json")
+	// The read-only ones must stay readable: their positive control is
+	// reading them in the sandbox, beside the write control.
+	readOnly := func(readKey string, want []byte, changed bool, what, then string) Cell {
+		raw, errText, present := r.field(readKey)
+		switch {
+		case !present:
+			return r.missing(readKey)
+		case errText != "" || !bytes.Contains(raw, want):
+			return failed("the positive control (reading " + what + " in the sandbox) did not see it, so this attack proves nothing")
+		}
+		if cell := written(false, what); cell.Status != "pass" {
+			return cell
+		}
+		if changed {
+			return Cell{Status: "LEAK", Detail: "a tool changed " + what + ": " + then}
+		}
+		return pass()
+	}
+	out[AtkExeWrite] = readOnly("read-exe", []byte("\x7fELF"), r.exeAfter != r.exeBefore, "hush's executable",
+		"the next hush would be its program, outside the sandbox")
+	out[AtkSSHWrite] = readOnly("read-keys", []byte(plantedKey(r.w.mark)), string(r.keysAfter) != plantedKey(r.w.mark) || r.keys2After,
+		"~/.ssh/authorized_keys", "its key would log in over ssh, outside the sandbox")
 	out[AtkReveal] = r.readAttack([]string{"reveal"}, []string{"reveal-control"}, identity)
 
 	// DOTENV: what od -c and xxd print, decoded back.

@@ -109,7 +109,7 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 		History:  hist,
 		Turn: func(ctx context.Context, prompt string) error {
 			res, err := agent.RunTurn(ctx, conv.Messages(), strings.TrimSpace(prompt))
-			conv.Add(res.Turn, CloseDanglingCalls(res.Messages))
+			conv.Add(res.Turn, res.Messages)
 			if err == nil && ctx.Err() == nil && agent.NeedsCompaction(&conv, res.Context) {
 				out := chat.Printer()
 				fmt.Fprintln(out, "The conversation is near the model's context window ([compaction] in config.toml); compacting…")
@@ -202,7 +202,7 @@ func (c Chat) Plain(interactive bool, exit func(os.Signal)) error {
 	}
 	fmt.Fprintf(c.Stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
-	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact, Repair: CloseDanglingCalls,
+	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact,
 		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
 			c.command(ctx, out, agent, &conv, cmd, arg, interactive)
 		},

@@ -24,8 +24,9 @@ import (
 // through a turn. The returned func stops every server and every background
 // process the user did not ask to keep, and says which ones it kept.
 //
-// denied names each server the gate kept from starting (a secret it needs
-// was refused), for hush run's exit status.
+// denied names each server kept from starting for want of a credential
+// (the gate refused a secret it needs, or it signs in with OAuth and no
+// sign-in is stored), one phrase each, for hush run's exit status.
 func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
 	bgBox, err := HostSandbox(opts.Config, masks, background.Name)
 	if err != nil {
@@ -76,6 +77,12 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 		if ctx.Err() != nil {
 			break // interrupted: the caller says so once
 		}
+		if st.State == mcp.NeedsSignIn {
+			why := NeedsSignIn(st)
+			fmt.Fprintln(opts.Stderr, "hush: "+why)
+			denied = append(denied, why)
+			continue
+		}
 		if st.State != mcp.Running && st.State != mcp.Disabled {
 			fmt.Fprintf(opts.Stderr, "hush: mcp server %q %s\n", st.Name, st.Describe())
 		}
@@ -96,6 +103,14 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 		}
 	}
 	return ts, stop, denied, nil
+}
+
+// NeedsSignIn says in one sentence that the OAuth server st has no usable
+// sign-in: the command that signs in, why, and that its tools are not
+// offered.
+func NeedsSignIn(st mcp.Status) string {
+	why := strings.TrimSuffix(st.Reason, "; "+mcp.LoginHint(st.Name))
+	return fmt.Sprintf("mcp server %q needs `hush mcp login %s` at a terminal: %s, so its tools are unavailable", st.Name, st.Name, why)
 }
 
 // warnTo is a Notice that writes "hush: warning: ..." lines to w (nil: none).

@@ -13,7 +13,6 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
 )
@@ -159,29 +158,6 @@ func turnRange(n int) string {
 	return fmt.Sprintf("turns 1–%d are", n)
 }
 
-// CloseDanglingCalls answers tool calls a cancelled turn left open, so the
-// next request to the model is well-formed.
-func CloseDanglingCalls(h []provider.Message) []provider.Message {
-	answered := map[string]bool{}
-	for _, m := range h {
-		if m.Role == provider.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
-	var out []provider.Message
-	for _, m := range h {
-		out = append(out, m)
-		if m.Role == provider.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				if !answered[c.ID] {
-					out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "cancelled by the user", IsError: true})
-				}
-			}
-		}
-	}
-	return out
-}
-
 // Command runs chat's /compact [N] and /resume [ID] on agent and conv,
 // printing to out; find resolves a /resume (Find with the chat's picker).
 func Command(ctx context.Context, out io.Writer, agent *executor.Agent, conv *transcript.Conversation, cmd, arg string, find func(id string) (*transcript.Session, error)) {
@@ -281,7 +257,7 @@ func OneTurn(ctx context.Context, agent *executor.Agent, conv *transcript.Conver
 		return events.KindDenied, fmt.Errorf("the turn ended with %d denied request(s) (%s); "+
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))
 	case len(agent.StartDenied) > 0:
-		return events.KindDenied, fmt.Errorf("the session started with %d denied request(s): %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
+		return events.KindDenied, fmt.Errorf("the session started without %d of its MCP servers: %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
 	}
 	return "", nil
 }

@@ -15,22 +15,6 @@ import (
 	"github.com/hushcli/hush/session"
 )
 
-func TestCloseDanglingCalls(t *testing.T) {
-	t.Parallel()
-	h := []provider.Message{
-		{Role: provider.RoleUser, Text: "go"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a"}, {ID: "b"}}},
-		{Role: provider.RoleTool, ToolCallID: "a", Text: "done"},
-	}
-	got := session.CloseDanglingCalls(h)
-	if len(got) != 4 || got[2].ToolCallID != "b" || !got[2].IsError || got[2].Text != "cancelled by the user" || got[3].ToolCallID != "a" {
-		t.Errorf("CloseDanglingCalls = %+v", got)
-	}
-	if got := session.CloseDanglingCalls(h[:1]); len(got) != 1 {
-		t.Errorf("a history without calls changed: %+v", got)
-	}
-}
-
 func TestNotes(t *testing.T) {
 	t.Parallel()
 	if got := session.CompactNote(executor.Compacted{Through: 3, Kept: 2}); !strings.HasPrefix(got, "Compacted: turns 1–3 are now a summary") || !strings.Contains(got, "the last 2 turn(s)") {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
@@ -42,8 +43,11 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 			}
 		}
 	}
+	// hush's own binary is read-only to tools: one that rewrote it would
+	// be the user's next hush. (Not found: nothing to protect there.)
+	exe, _ := os.Executable()
 	masks, err := tools.NewMaskSet(tools.MaskOptions{
-		Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
+		Executable: exe, Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
 		RuntimeDir: ambient["XDG_RUNTIME_DIR"], BusAddress: ambient["DBUS_SESSION_BUS_ADDRESS"],
 		DockerHost: ambient["DOCKER_HOST"], Project: dir,
 		Tmux: ambient["TMUX"], TmuxTmpDir: ambient["TMUX_TMPDIR"], ScreenDir: ambient["SCREENDIR"],

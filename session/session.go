@@ -344,7 +344,7 @@ func addInProcessTools(reg *executor.Registry, opts Options, masks *tools.MaskSe
 	if masks == nil {
 		return errors.New("the file tools need the session's mask list")
 	}
-	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved) {
+	for _, t := range files.Tools(masks.Masked, masks.MaskedResolved, masks.WriteMasked) {
 		reg.Add(t)
 	}
 	h := opts.Config.Tools[httptool.Name]

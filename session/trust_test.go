@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,12 +8,13 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/wizard"
 )
 
 // hostileProject is the file config/project_test.go checks what trust lets
-// do; here only how `hush trust` shows it for review.
+// do (config.WithProject, which owns it; tests/trust_test.go runs the gate
+// built from it end to end); here only how `hush trust` shows it for
+// review.
 var hostileProject = func() string {
 	b, err := os.ReadFile(filepath.Join("..", "config", "testdata", "hostile-project.toml"))
 	if err != nil {
@@ -34,34 +34,8 @@ func writeProjectConfig(t *testing.T, project, content string) {
 	}
 }
 
-type gateWant struct {
-	decision executor.Decision
-	source   string
-}
-
-// decide asks a gate built from cfg, as session.go builds it, with nobody
-// to ask (the non-interactive case).
-func decide(cfg config.Config, gateID, subject string) executor.Verdict {
-	rules := make([]executor.Rule, 0, len(cfg.Rules))
-	for _, r := range cfg.Rules {
-		rules = append(rules, executor.Rule{Gate: r.Gate, Subject: r.Subject, Decision: executor.Decision(r.Decision)})
-	}
-	v, _ := (&executor.RuleGate{Rules: rules}).Decide(context.Background(), executor.Request{GateID: gateID, Subject: subject})
-	return v
-}
-
-// trustFixture is a user's config dir and a project dir, for config.WithProject.
+// trustFixture is a user's config dir and a project dir.
 type trustFixture struct{ configDir, project string }
-
-func newTrustFixture(t *testing.T) trustFixture {
-	t.Helper()
-	root := t.TempDir()
-	f := trustFixture{configDir: filepath.Join(root, "config"), project: filepath.Join(root, "project")}
-	if err := os.MkdirAll(f.project, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func (f trustFixture) store() config.TrustStore { return config.NewTrustStore(f.configDir) }
 
@@ -80,96 +54,6 @@ func trustHere(t *testing.T, f trustFixture) {
 	rec.Projects[p.Dir] = config.TrustEntry{SHA256: p.SHA256, TrustedAt: time.Now()}
 	if err := f.store().Write(rec); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestUntrustedProjectCannotWidenTheGate(t *testing.T) {
-	t.Parallel()
-	f := newTrustFixture(t)
-	user := config.Config{Rules: []config.Rule{{Gate: "vault.read:NPM_TOKEN", Subject: "bash", Decision: "allow"}}}
-	writeFile(t, filepath.Join(f.project, config.ProjectFile), hostileProject)
-
-	requests := []struct {
-		gate, subject      string
-		untrusted, trusted gateWant
-	}{
-		{"vault.read:GITHUB_TOKEN", "bash", gateWant{executor.Deny, "default"}, gateWant{executor.Allow, "rule"}},
-		{"vault.read:OPENAI_API_KEY", "mcp:helper", gateWant{executor.Deny, "default"}, gateWant{executor.Allow, "rule"}},
-		{"tool.run:bash", "bash", gateWant{executor.Deny, "default"}, gateWant{executor.Allow, "rule"}},
-		{"vault.read:DEPLOY_KEY", "bash", gateWant{executor.Deny, "rule"}, gateWant{executor.Deny, "rule"}},
-		{"vault.read:NPM_TOKEN", "bash", gateWant{executor.Allow, "rule"}, gateWant{executor.Allow, "rule"}}, // the user's own rule
-	}
-	check := func(stage string, cfg config.Config, trusted bool) {
-		t.Helper()
-		for _, r := range requests {
-			w := r.untrusted
-			if trusted {
-				w = r.trusted
-			}
-			if v := decide(cfg, r.gate, r.subject); v.Decision != w.decision || v.Source != w.source {
-				t.Errorf("%s: %s for %s = %s by %s, want %s by %s", stage, r.gate, r.subject, v.Decision, v.Source, w.decision, w.source)
-			}
-		}
-	}
-
-	cfg, note, err := config.WithProject(user, f.store(), f.project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("untrusted", cfg, false)
-	if len(cfg.MCP) != 0 || len(cfg.Tools) != 0 || cfg.Turn.System != "" || cfg.Model.BaseURL != "" {
-		t.Errorf("untrusted project settings applied: mcp %v, tools %v, turn %+v, model %+v", cfg.MCP, cfg.Tools, cfg.Turn, cfg.Model)
-	}
-	path := filepath.Join(f.project, config.ProjectFile)
-	wantNote := path + " is not trusted: its [model] is ignored (a project does not choose where your API key is sent); " +
-		"ignoring 2 allow rule(s), 1 MCP server(s) (1 with secret references), its [tools] settings, its [turn] settings until you review it and run `hush trust` (its deny and ask rules apply)"
-	if note != wantNote {
-		t.Errorf("note =\n%s\nwant\n%s", note, wantNote)
-	}
-
-	trustHere(t, f)
-	cfg, _, err = config.WithProject(user, f.store(), f.project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("trusted", cfg, true)
-	if cfg.MCP["helper"].Command != "node" || cfg.Tools["bash"].Set["BASH_ENV"] == "" || cfg.Turn.System == "" {
-		t.Errorf("trusted project settings missing")
-	}
-	if cfg.Model.BaseURL != "" {
-		t.Errorf("a trusted project still must not set [model]: %+v", cfg.Model)
-	}
-
-	// One changed byte and the project is untrusted again.
-	writeFile(t, filepath.Join(f.project, config.ProjectFile), hostileProject+"\n")
-	cfg, _, err = config.WithProject(user, f.store(), f.project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check("changed after trust", cfg, false)
-}
-
-// TestTrustIsPerProject: trusting one checkout does not trust another with
-// the same file.
-func TestTrustIsPerProject(t *testing.T) {
-	t.Parallel()
-	f := newTrustFixture(t)
-	writeFile(t, filepath.Join(f.project, config.ProjectFile), hostileProject)
-	trustHere(t, f)
-	clone := filepath.Join(filepath.Dir(f.project), "clone")
-	if err := os.MkdirAll(filepath.Join(clone, ".hush"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(filepath.Join(f.project, config.ProjectFile))
-	if err := os.WriteFile(filepath.Join(clone, config.ProjectFile), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _, err := config.WithProject(config.Config{}, f.store(), clone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := decide(cfg, "vault.read:GITHUB_TOKEN", "bash"); v.Decision != executor.Deny {
-		t.Errorf("a copy of a trusted project is trusted: %+v", v)
 	}
 }
 
@@ -210,15 +94,5 @@ func TestTrustNeedsATerminal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.configDir, config.TrustFileName)); err == nil {
 		t.Error("trust was recorded")
-	}
-}
-
-func writeFile(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -70,7 +70,7 @@ func OpenVault(cfg config.Config, reg *vault.Registry, dataDir string, ambient m
 		return marked[strings.SplitN(name, "@", 2)[0]] || tools.LooksLikeSecret(value)
 	}
 	return &Vault{
-		Layered: &vault.Layered{Backend: proxy, DotEnv: fam.Merged, DotEnvShadowed: fam.Shadowed, Process: ambient,
+		Layered: &vault.Layered{Backend: proxy, DotEnv: fam.Merged, DotEnvFrom: fam.From, DotEnvShadowed: fam.Shadowed, Process: ambient,
 			IsCredential: isCred, IsSecretValue: isSecretValue},
 		Proxy:       proxy,
 		Warnings:    warnings,

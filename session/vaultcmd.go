@@ -99,11 +99,7 @@ func (e *Env) VaultList() error {
 	if err != nil {
 		return err
 	}
-	dotEnv := ""
-	if dir, err := e.ProjectDir(); err == nil {
-		dotEnv = filepath.Join(dir, ".env")
-	}
-	return vc.List(dotEnv)
+	return vc.List()
 }
 
 // VaultRm is `hush vault rm NAME`.

@@ -303,13 +303,34 @@ func TestVaultListAndRm(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.project, ".env"), []byte("DOTENV_ONLY=x1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A legacy file in a subdirectory: its values are labelled with it.
+	if err := os.MkdirAll(filepath.Join(w.project, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.project, "sub", ".env"), []byte("SUB_ONLY=x2\nDOTENV_ONLY=x3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.out.Reset()
 	if err := w.env("").VaultList(); err != nil {
 		t.Fatal(err)
 	}
 	list := w.out.String()
-	if !strings.Contains(list, "API_TOKEN") || !strings.Contains(list, ".env ("+filepath.Join(w.project, ".env")+"; move it with") || strings.Contains(list, vaultCanary) {
+	if !strings.Contains(list, "API_TOKEN") || strings.Contains(list, vaultCanary) {
 		t.Errorf("vault list:\n%s", list)
+	}
+	for name, file := range map[string]string{"DOTENV_ONLY": filepath.Join(w.project, ".env"), "SUB_ONLY": filepath.Join(w.project, "sub", ".env")} {
+		line := ""
+		for _, l := range strings.Split(list, "\n") {
+			if strings.HasPrefix(l, name+" ") {
+				line = l
+			}
+		}
+		if want := ".env (" + file + "; move it with"; !strings.Contains(line, want) {
+			t.Errorf("vault list labels %s with the wrong file, want %q:\n%s", name, want, list)
+		}
+	}
+	if err := w.env("").VaultRm("SUB_ONLY"); err == nil || !strings.Contains(err.Error(), filepath.Join("sub", ".env")) {
+		t.Errorf("rm of a sub/.env value = %v, want it to name sub/.env", err)
 	}
 	w.out.Reset()
 	if err := w.env("").VaultRm("API_TOKEN"); err != nil {

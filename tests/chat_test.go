@@ -32,10 +32,12 @@ func TestCtrlCStopsTheToolAndItsChildren(t *testing.T) {
 	// The tool runs in its own PID namespace, so the pids it sees are not
 	// the host's: its processes are found by a marker in their command line.
 	marker := fmt.Sprintf("ctrlc-marker-%d", time.Now().UnixNano())
-	model := newFakeModel(t,
-		step{calls: []fakeCall{{"bash", map[string]any{"script": "(exec -a " + marker + "-a sleep 300) & (exec -a " + marker + "-b sleep 301) & echo sleeping; wait"}}}},
-		step{text: "second turn answered"},
-	)
+	model := newRoutedModel(t, func(prompt string, k int) (step, bool) {
+		if prompt == "sleep a while" {
+			return step{calls: []fakeCall{{"bash", map[string]any{"script": "(exec -a " + marker + "-a sleep 300) & (exec -a " + marker + "-b sleep 301) & echo sleeping; wait"}}}}, true
+		}
+		return step{text: "second turn answered"}, true
+	})
 	allowBashConfig(w, model)
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -120,29 +121,44 @@ func TestOAuthMCPLoginThenRun(t *testing.T) {
 }
 
 // TestOAuthMCPRunWithoutSignIn: in hush run, an OAuth server nobody signed
-// in to is not contacted, and one sentence says how to sign in.
+// in to is not contacted; one sentence says to run hush mcp login and that
+// its tools are unavailable, and the run exits 3, as when the gate refuses
+// a server's start-up secret: in CI the turn ran without tools it was
+// configured with.
 func TestOAuthMCPRunWithoutSignIn(t *testing.T) {
 	t.Parallel()
 	srv := oauthtest.New(t)
 	w := newWorld(t)
 	model := newFakeModel(t, step{text: "fine"})
 	w.fakeModelConfig(model, fmt.Sprintf("[mcp.linear]\nurl = %q\noauth = true\n", srv.URL))
-	_, stderr, code := runJSON(t, w, "run", "--json", "hi")
-	if code != 0 {
-		t.Errorf("exit %d: %s", code, stderr)
+	const sentence = "mcp server \"linear\" needs `hush mcp login linear` at a terminal: it signs in with OAuth and no sign-in is stored, so its tools are unavailable"
+	evs, stderr, code := runJSON(t, w, "run", "--json", "hi")
+	if code != 3 {
+		t.Errorf("exit %d, want 3: %s", code, stderr)
 	}
-	if want := "hush: mcp server \"linear\" not started: it signs in with OAuth and no sign-in is stored; run `hush mcp login linear` at a terminal to sign in\n"; !strings.Contains(stderr, want) {
-		t.Errorf("stderr %q, want %q", stderr, want)
+	if !strings.Contains(stderr, "hush: "+sentence+"\n") {
+		t.Errorf("stderr %q, want %q", stderr, sentence)
+	}
+	if last := evs[len(evs)-1]; last.str("type") != "error" || last.str("kind") != "denied" || !strings.Contains(last.str("message"), sentence) {
+		t.Errorf("last event %v, want a denied error that names the sign-in", last)
+	}
+	if got := ofType(evs, "turn.completed"); len(got) != 1 {
+		t.Errorf("the turn did not run to its end: %v", got)
+	}
+	// Without --json, the same sentence and the same exit status.
+	out, err := runHush(w, "run", "hi")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || !strings.Contains(out, sentence) {
+		t.Errorf("hush run (%v):\n%s", err, out)
 	}
 	if n := len(srv.Bearers()); n != 0 || srv.Authorizes() != 0 {
 		t.Errorf("%d request(s), %d sign-ins", n, srv.Authorizes())
 	}
-	out, _ := runHush(w, "mcp", "list")
+	out, _ = runHush(w, "mcp", "list")
 	if !strings.Contains(out, "needs sign-in") || !strings.Contains(out, srv.URL+" (http, oauth)") {
 		t.Errorf("mcp list:\n%s", out)
 	}
 	// Without a terminal, login says it needs one.
-	out, err := runHush(w, "mcp", "login", "linear")
+	out, err = runHush(w, "mcp", "login", "linear")
 	if err == nil || !strings.Contains(out, "hush mcp login needs a terminal") {
 		t.Errorf("login without a terminal (%v):\n%s", err, out)
 	}

@@ -26,7 +26,7 @@ func TestUntrustedProjectCannotWidenTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	// (MCP servers, tool settings and the rest are covered in-process by
-	// TestUntrustedProjectCannotWidenTheGate in the main package.)
+	// config's TestMergeProjectFollowsTrust.)
 	hostile := "[[rules]]\ngate = \"vault.read:GRANTED\"\nsubject = \"bash\"\ndecision = \"allow\"\n"
 	w.write(projectCfg, hostile)
 

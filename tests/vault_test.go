@@ -316,7 +316,7 @@ func TestVaultListAndRm(t *testing.T) {
 		{"GRANTED", "removed GRANTED from the vault (envfile: " + w.dataDir + "/vault.env)\n", true},
 		{"GRANTED", "hush: no secret GRANTED in the vault\n", false},
 		{"OPENAI_API_KEY", "hush: OPENAI_API_KEY is not in the vault: it comes from the environment hush was started with; unset it in your shell\n", false},
-		{"DOTENV_CANARY", "hush: DOTENV_CANARY is not in the vault: it comes from the project's .env file; remove it there (or import the file and delete it)\n", false},
+		{"DOTENV_CANARY", "hush: DOTENV_CANARY is not in the vault: it comes from " + filepath.Join(w.project, ".env") + "; remove it there (or import the file and delete it)\n", false},
 	}
 	for _, tt := range tests {
 		out, err := runHush(w, "vault", "rm", tt.name)

@@ -15,12 +15,15 @@ import (
 	"time"
 )
 
-// This file owns THE mask list: every path a tool must not see. Three
-// readers use it: the host sandbox (sandbox_linux.go mounts an empty file or
-// an empty tmpfs over each Mask), docker-bash (the project's .env family,
+// This file owns THE mask list: every path a tool must not see, and the
+// few it may read but never change (Mask.ReadOnly: hush's executable,
+// ~/.ssh). Three readers use it: the host sandbox (sandbox_linux.go mounts
+// an empty file or an empty tmpfs over each Mask, or binds a read-only one
+// onto itself read-only), docker-bash (the project's .env family,
 // hidden inside /app, through ProjectMaskPatterns and PlanProjectMasks), and
 // the in-process file tools, which run inside hush where no mount protects
-// them and so ask MaskSet.Masked before touching a path. `hush sandbox show`
+// them and so ask MaskSet.Masked before touching a path (WriteMasked
+// before changing one). `hush sandbox show`
 // prints the list with each mask's Reason.
 
 // ProjectMaskPatterns are hidden in every project, at any depth: the legacy
@@ -46,6 +49,10 @@ const (
 	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
 	ReasonHide         = "listed in [sandbox] hide"
 	ReasonUnreadable   = "a project directory hush cannot list, so it cannot check it for .env files"
+	// Read-only masks: the tool reads them, and cannot change, replace,
+	// rename or remove them.
+	ReasonHushExe  = "hush's own executable, read-only: a tool that rewrote or replaced it would run as your next hush, outside the sandbox, with the vault"
+	ReasonSSHLogin = "~/.ssh, read-only: a key added to authorized_keys (or an rc or environment file there) would let a tool log in over ssh, outside the sandbox; the private keys in it stay hidden"
 )
 
 // homeCredentialStores are hidden by default, relative to the home
@@ -62,8 +69,13 @@ type Mask struct {
 	// Dir: an empty read-only tmpfs covers it; otherwise an empty
 	// read-only file is bound over it (a socket too: connecting to it
 	// then fails).
-	Dir    bool
-	Reason string
+	Dir bool
+	// ReadOnly: not hidden but bound onto itself read-only — the tool
+	// reads it as it is, and cannot write, truncate, replace, rename or
+	// remove it (a mount point refuses rename and unlink). [sandbox]
+	// allow does not lift it: it re-opens reading.
+	ReadOnly bool
+	Reason   string
 }
 
 // MaskOptions are the inputs to the mask list. Paths are absolute; every
@@ -84,6 +96,9 @@ type MaskOptions struct {
 	// Tmux is $TMUX, TmuxTmpDir $TMUX_TMPDIR, ScreenDir $SCREENDIR: where
 	// the terminal multiplexers' servers listen (multiplexerSockets).
 	Tmux, TmuxTmpDir, ScreenDir string
+	// Executable is hush's own binary (os.Executable): read-only to
+	// tools, wherever it lives — the project directory too.
+	Executable string
 	// Project is the project root, walked for the .env family.
 	Project string
 	// Docker leaves the Docker socket reachable ([sandbox] docker = true).
@@ -165,6 +180,18 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 			return
 		}
 		s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Dir: dir, Reason: reason})
+	}
+	readOnly := func(p, reason string) {
+		if filepath.IsAbs(p) {
+			s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), ReadOnly: true, Reason: reason})
+		}
+	}
+	readOnly(opts.Executable, ReasonHushExe)
+	if opts.Home != "" {
+		// The whole directory, not its files one by one: sshd reads
+		// authorized_keys2, rc and environment too, and a tool that may
+		// create one it does not find is as good as one that appends.
+		readOnly(filepath.Join(opts.Home, ".ssh"), ReasonSSHLogin)
 	}
 	add(opts.DataDir, true, ReasonDataDir)
 	add(opts.ConfigDir, true, ReasonConfigDir)
@@ -272,11 +299,17 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 		}
 		all = append(all, s.planned...)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	// By path, parents first; on one path, hiding before read-only.
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Path != all[j].Path {
+			return all[i].Path < all[j].Path
+		}
+		return !all[i].ReadOnly && all[j].ReadOnly
+	})
 	var out []Mask
 	s.reopened = s.reopened[:0]
 	for _, m := range all {
-		if s.allowed(m.Path) {
+		if !m.ReadOnly && s.allowed(m.Path) {
 			s.reopened = append(s.reopened, m)
 			continue
 		}
@@ -285,7 +318,9 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 		}
 		covered := false
 		for _, o := range out {
-			if o.Dir && strings.HasPrefix(m.Path, o.Path+"/") {
+			// A read-only directory still has its hidden files inside
+			// (~/.ssh's private keys): only a hidden one covers them.
+			if o.Dir && !o.ReadOnly && strings.HasPrefix(m.Path, o.Path+"/") {
 				covered = true
 				break
 			}
@@ -307,8 +342,8 @@ func (s *MaskSet) Reopened() []Mask {
 	return append([]Mask(nil), s.reopened...)
 }
 
-// Masked reports whether a tool must not read or write absPath, and why. It
-// resolves symlinks first (a path that does not exist yet is resolved as far
+// Masked reports whether a tool must not read (nor write) absPath, and
+// why. It resolves symlinks first (a path that does not exist yet is resolved as far
 // as it exists), so a link into a masked directory is masked, and a .env
 // name is masked by its name as well, whether or not it existed when the
 // project was walked. The in-process file tools call it before every access.
@@ -320,6 +355,25 @@ func (s *MaskSet) Masked(absPath string) (reason string, masked bool) {
 	for _, p := range []string{lit, resolvePath(lit)} {
 		if r, ok := s.maskedPath(p); ok {
 			return r, true
+		}
+	}
+	return "", false
+}
+
+// WriteMasked reports whether a tool must not write, create, replace or
+// remove absPath, and why: what Masked refuses, and what lies in a
+// read-only mask (hush's executable, ~/.ssh), existing yet or not. The
+// in-process write and edit tools call it.
+func (s *MaskSet) WriteMasked(absPath string) (reason string, masked bool) {
+	if r, ok := s.Masked(absPath); ok || s == nil || absPath == "" {
+		return r, ok
+	}
+	lit := filepath.Clean(absPath)
+	for _, p := range []string{lit, resolvePath(lit)} {
+		for _, m := range s.fixed {
+			if m.ReadOnly && within(p, m.Path) {
+				return m.Reason, true
+			}
 		}
 	}
 	return "", false
@@ -348,7 +402,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		return "", false
 	}
 	for _, m := range s.fixed {
-		if within(p, m.Path) {
+		if !m.ReadOnly && within(p, m.Path) {
 			return m.Reason, true
 		}
 	}
@@ -391,7 +445,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 // nothing more to hide.
 func (s *MaskSet) hiddenWhole(p string) bool {
 	for _, m := range s.fixed {
-		if within(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
+		if !m.ReadOnly && within(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
 			return true
 		}
 	}

@@ -76,6 +76,9 @@ func planString(w maskWorld, masks []Mask) string {
 		if m.Dir {
 			kind = "dir"
 		}
+		if m.ReadOnly {
+			kind = "ro " + kind
+		}
 		b = append(b, kind+" "+strings.Replace(m.Path, w.root, "$R", 1))
 	}
 	return strings.Join(b, "\n")
@@ -98,6 +101,7 @@ func TestMaskPlan(t *testing.T) {
 		"dir $R/home/.config/hush",
 		"dir $R/home/.local/share/hush",
 		"file $R/home/.netrc",
+		"ro dir $R/home/.ssh",
 		"file $R/home/.ssh/id_ed25519",
 		"file $R/home/.ssh/work_key",
 		"file $R/home/proj/.env",
@@ -236,5 +240,87 @@ func TestMaskAllow(t *testing.T) {
 	o.Allow = []string{"~other/x"}
 	if _, err := NewMaskSet(o); err == nil {
 		t.Error("allow ~other/x was accepted")
+	}
+}
+
+// TestMaskReadOnly: hush's executable and ~/.ssh are read-only masks —
+// in the plan as such, with the directories above them pinned; refused to
+// the file tools' writes (even a file not made yet) but not their reads;
+// kept by [sandbox] allow (which re-opens the private keys only) and
+// replaced by a hide of the same path.
+func TestMaskReadOnly(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	exe := w.home + "/.local/bin/hush"
+	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, []byte("ELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Through a symlink, as a PATH entry often is: the mask is the target.
+	if err := os.Symlink(exe, w.root+"/hush-link"); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.opts()
+	opts.Executable = w.root + "/hush-link"
+	s, err := NewMaskSet(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planString(w, got)
+	for _, want := range []string{"ro file $R/home/.local/bin/hush", "ro dir $R/home/.ssh\nfile $R/home/.ssh/id_ed25519"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+	pb := string(planBytes("", got))
+	for _, want := range []string{"\x00P" + w.home + "/.local/bin\x00", "\x00P" + w.home + "\x00", "\x00R" + exe + "\x00", "\x00R" + w.home + "/.ssh\x00"} {
+		if !strings.Contains(pb, want) {
+			t.Errorf("the init's plan lacks %q: %q", want, pb)
+		}
+	}
+	for _, p := range []string{exe, w.root + "/hush-link", w.home + "/.ssh/authorized_keys", w.home + "/.ssh/authorized_keys2"} {
+		if r, masked := s.Masked(p); masked {
+			t.Errorf("Masked(%s): read refused (%s); it must stay readable", p, r)
+		}
+		if r, masked := s.WriteMasked(p); !masked || (r != ReasonHushExe && r != ReasonSSHLogin) {
+			t.Errorf("WriteMasked(%s) = %q, %v; want refused as read-only", p, r, masked)
+		}
+	}
+	// rc, environment: named like a key, so hidden (and so unwritable too).
+	for _, p := range []string{w.home + "/.ssh/id_ed25519", w.home + "/.ssh/rc", w.home + "/.ssh/environment"} {
+		if r, masked := s.WriteMasked(p); !masked || r != ReasonSSHKey {
+			t.Errorf("WriteMasked(%s) = %q, %v; want it hidden", p, r, masked)
+		}
+	}
+	if _, masked := s.WriteMasked(w.home + "/.local/bin/other"); masked {
+		t.Error("WriteMasked refuses a file beside hush's executable: only the executable is read-only")
+	}
+
+	// allow = ["~/.ssh"] re-opens the keys, not writing.
+	opts.Allow = []string{"~/.ssh"}
+	if s, err = NewMaskSet(opts); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Masks()
+	if plan := planString(w, got); !strings.Contains(plan, "ro dir $R/home/.ssh\n") || strings.Contains(plan, "id_ed25519") {
+		t.Errorf("with allow = [\"~/.ssh\"], want ~/.ssh read-only and its keys open:\n%s", plan)
+	}
+	if _, masked := s.WriteMasked(w.home + "/.ssh/authorized_keys"); !masked {
+		t.Error("allow = [\"~/.ssh\"] made authorized_keys writable to the file tools")
+	}
+	// hide = ["~/.ssh"] hides it whole instead.
+	opts.Allow, opts.Hide = nil, []string{"~/.ssh"}
+	if s, err = NewMaskSet(opts); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Masks()
+	if plan := planString(w, got); !strings.Contains(plan, "\ndir $R/home/.ssh\n") || strings.Contains(plan, "ro dir $R/home/.ssh") || strings.Contains(plan, "id_ed25519") {
+		t.Errorf("with hide = [\"~/.ssh\"], want ~/.ssh hidden whole:\n%s", plan)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // BenchmarkSandboxedCall runs, in each iteration and interleaved, `bash -c
 // true` three ways from one environment: a bare exec (os/exec), the same command in hush's sandbox with a realistic mask
 // list (hush's dirs, a bus socket, home credential stores, four .env files
-// in the project), and the same through bubblewrap with the same
+// in the project; hush's executable and ~/.ssh read-only), and the same through bubblewrap with the same
 // namespaces and masks, when bwrap is installed. It reports each side's
 // median and the median of per-iteration ratios over the bare exec just
 // before it. The target is sandbox ≤ 1.5× bare (scripts/bench).
@@ -35,9 +35,12 @@ func BenchmarkSandboxedCall(b *testing.B) {
 		bwrapArgs = []string{"--unshare-user", "--unshare-pid", "--die-with-parent", "--new-session",
 			"--bind", "/", "/", "--proc", "/proc", "--dev-bind", "/dev", "/dev"}
 		for _, m := range masks {
-			if m.Dir {
+			switch {
+			case m.ReadOnly:
+				bwrapArgs = append(bwrapArgs, "--ro-bind", m.Path, m.Path)
+			case m.Dir:
 				bwrapArgs = append(bwrapArgs, "--tmpfs", m.Path, "--remount-ro", m.Path)
-			} else {
+			default:
 				bwrapArgs = append(bwrapArgs, "--ro-bind", "/dev/null", m.Path)
 			}
 		}

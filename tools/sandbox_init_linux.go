@@ -36,9 +36,10 @@ package tools
 //
 // The plan (fd 3, or in memory for hush_sb_spawn) is NUL-separated: the
 // magic, a flags word, one "P<path>" per directory above hush's own dirs,
-// outermost first (bound onto itself, recursively: it stays as it was, but
-// a mount point cannot be renamed or removed), then one "F<path>" or
-// "D<path>" per mask. Flags: N
+// and above each read-only mask, outermost first (bound onto itself,
+// recursively: it stays as it was, but a mount point cannot be renamed or
+// removed), then one "F<path>" or "D<path>" per mask, or "R<path>" for a
+// path bound onto itself read-only (hush's executable, ~/.ssh). Flags: N
 // a network namespace with only lo; T probe: stop once the namespace's
 // /proc is mounted, exit 0; L Landlock only, where the kernel refuses the
 // namespaces: no_new_privs and the Landlock scope, then exec the tool in
@@ -547,6 +548,23 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 					continue;
 				}
 				hush_sb_die("hide", p);
+			}
+		} else if (*m == 'R') {
+			// Read-only, as /proc/sys is for root (hush_sb_mount_proc):
+			// bound onto itself, then the flag, which a tool without
+			// CAP_SYS_ADMIN over this namespace cannot clear, and which a
+			// namespace it makes itself copies locked. Still executable:
+			// hush's own binary runs in the sandbox.
+			if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("make read-only", p);
+			}
+			struct hush_mount_attr a = {0};
+			a.attr_set = HUSH_MOUNT_ATTR_RDONLY | HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NODEV;
+			if (syscall(SYS_mount_setattr, -1, p, 0x100 | 0x8000, &a, sizeof a) != 0) { // AT_SYMLINK_NOFOLLOW | AT_RECURSIVE
+				hush_sb_die("make read-only", p);
 			}
 		}
 	}

@@ -122,8 +122,9 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 // planCache serves a Sandbox without masks.
 var planCache plans
 
-// planBytes is the init's plan: magic, flags, then one F<path> or D<path>
-// per mask, NUL-separated (sandbox_init_linux.go reads it).
+// planBytes is the init's plan: magic, flags, then one F<path>, D<path>
+// or R<path> (read-only) per mask, NUL-separated (sandbox_init_linux.go
+// reads it).
 func planBytes(flags string, masks []Mask) []byte {
 	var b bytes.Buffer
 	b.WriteString("HUSHSB1\x00")
@@ -137,9 +138,12 @@ func planBytes(flags string, masks []Mask) []byte {
 		if strings.IndexByte(m.Path, 0) >= 0 {
 			continue
 		}
-		if m.Dir {
+		switch {
+		case m.ReadOnly:
+			b.WriteByte('R')
+		case m.Dir:
 			b.WriteByte('D')
-		} else {
+		default:
 			b.WriteByte('F')
 		}
 		b.WriteString(m.Path)
@@ -148,18 +152,20 @@ func planBytes(flags string, masks []Mask) []byte {
 	return b.Bytes()
 }
 
-// pins are the directories above hush's own data and config dirs,
-// outermost first. The masks hide those dirs, but the directories above
-// them are the user's and writable: a tool that moved ~/.config aside
-// (the mask moves with it) and made a new ~/.config/hush would have the
-// next session read its config.toml and trust file — a rule allowing
-// every secret. Each is bound onto itself, so it is a mount point, which
-// rename(2) and rmdir(2) refuse (EBUSY); it stays writable inside.
+// pins are the directories above hush's own data and config dirs and
+// above each read-only mask (hush's executable, ~/.ssh), outermost first.
+// The masks cover those paths, but the directories above them are the
+// user's and writable: a tool that moved ~/.config aside (the mask moves
+// with it) and made a new ~/.config/hush would have the next session read
+// its config.toml and trust file — a rule allowing every secret; one that
+// moved ~/.local/bin aside would have the user's next `hush` be its own.
+// Each is bound onto itself, so it is a mount point, which rename(2) and
+// rmdir(2) refuse (EBUSY); it stays writable inside.
 func pins(masks []Mask) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range masks {
-		if m.Reason != ReasonDataDir && m.Reason != ReasonConfigDir || strings.IndexByte(m.Path, 0) >= 0 {
+		if m.Reason != ReasonDataDir && m.Reason != ReasonConfigDir && !m.ReadOnly || strings.IndexByte(m.Path, 0) >= 0 {
 			continue
 		}
 		for d := filepath.Dir(m.Path); d != "/" && d != "." && !seen[d]; d = filepath.Dir(d) {

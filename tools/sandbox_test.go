@@ -143,6 +143,7 @@ func newWorld(t testing.TB, a attacker) world {
 		w.project + "/README":                "VISIBLE",
 		w.home + "/.ssh/id_ed25519.pub":      "PUBLIC",
 		w.root + "/run/keyring/control-file": c,
+		w.home + "/go/bin/hush":              "#!/bin/sh\n", // hush's executable, read-only to tools
 	}
 	for p, v := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -176,7 +177,7 @@ func newWorld(t testing.TB, a attacker) world {
 		})
 	}
 	w.masks, err = NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config,
-		RuntimeDir: root + "/run", BusAddress: "unix:path=" + w.bus, Project: w.project})
+		RuntimeDir: root + "/run", BusAddress: "unix:path=" + w.bus, Project: w.project, Executable: w.home + "/go/bin/hush"})
 	if err != nil {
 		t.Fatal(err)
 	}

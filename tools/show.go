@@ -125,21 +125,42 @@ func RenderSandbox(w io.Writer, tool string, sb *Sandbox, st SandboxState) error
 		}
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, p.Name, p.Why)
 	}
-	masks, err := sb.Masks.Masks()
+	all, err := sb.Masks.Masks()
 	if err != nil {
 		return err
 	}
-	if st.Namespaces {
-		fmt.Fprintf(w, "# hidden (%d)\n", len(masks))
-	} else {
-		fmt.Fprintf(w, "# NOT hidden now: what the sandbox hides where the kernel allows it (%d)\n", len(masks))
-	}
-	for _, m := range masks {
-		kind := "file"
-		if m.Dir {
-			kind = "dir "
+	var hidden, readOnly []Mask
+	for _, m := range all {
+		if m.ReadOnly {
+			readOnly = append(readOnly, m)
+		} else {
+			hidden = append(hidden, m)
 		}
-		fmt.Fprintf(w, "%s  %s\n      %s\n", kind, m.Path, m.Reason)
+	}
+	list := func(masks []Mask) {
+		for _, m := range masks {
+			kind := "file"
+			if m.Dir {
+				kind = "dir "
+			}
+			fmt.Fprintf(w, "%s  %s\n      %s\n", kind, m.Path, m.Reason)
+		}
+	}
+	if st.Namespaces {
+		fmt.Fprintf(w, "# hidden (%d)\n", len(hidden))
+	} else {
+		fmt.Fprintf(w, "# NOT hidden now: what the sandbox hides where the kernel allows it (%d)\n", len(hidden))
+	}
+	list(hidden)
+	if len(readOnly) > 0 {
+		if st.Namespaces {
+			fmt.Fprintf(w, "# read-only: readable, not writable, not replaceable (%d)\n", len(readOnly))
+		} else {
+			// Landlock alone cannot do it: its rules grant access to a
+			// tree, never take one file out of a tree they grant.
+			fmt.Fprintf(w, "# NOT read-only now: what the sandbox makes read-only where the kernel allows its namespaces (%d)\n", len(readOnly))
+		}
+		list(readOnly)
 	}
 	if re := sb.Masks.Reopened(); len(re) > 0 {
 		fmt.Fprintf(w, "# re-opened by [sandbox] allow (%d)\n", len(re))

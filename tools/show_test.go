@@ -44,7 +44,12 @@ func TestRenderSandbox(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	masks, err := NewMaskSet(MaskOptions{Home: home, ConfigDir: filepath.Join(home, "c"), DataDir: filepath.Join(home, "d"), Project: t.TempDir(), Hide: []string{"~/.ssh"}})
+	exe := filepath.Join(home, "hush")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	masks, err := NewMaskSet(MaskOptions{Home: home, ConfigDir: filepath.Join(home, "c"), DataDir: filepath.Join(home, "d"), Project: t.TempDir(),
+		Hide: []string{"~/.ssh"}, Executable: exe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +60,18 @@ func TestRenderSandbox(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{"# sandbox for bash: OFF: user namespaces are off; [sandbox] required = true, so it refuses to run\n",
-		"OFF  " + ProtectNetwork, "# NOT hidden now: ", "dir   " + filepath.Join(home, ".ssh") + "\n"} {
+		"OFF  " + ProtectNetwork, "# NOT hidden now: ", "dir   " + filepath.Join(home, ".ssh") + "\n",
+		"# NOT read-only now: what the sandbox makes read-only where the kernel allows its namespaces (1)\nfile  " + exe + "\n      " + ReasonHushExe + "\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+	// With the namespaces: read-only, and ~/.ssh (hidden whole by hide) not listed twice.
+	out.Reset()
+	if err := RenderSandbox(&out, "bash", &Sandbox{Masks: masks}, SandboxState{Namespaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "# read-only: readable, not writable, not replaceable (1)\nfile  "+exe+"\n") || strings.Contains(got, ReasonSSHLogin) {
+		t.Errorf("with the namespaces:\n%s", got)
 	}
 }

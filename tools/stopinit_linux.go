@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // termDropped reports whether a SIGTERM to pid can do nothing at all: pid is
@@ -44,7 +45,8 @@ func termDropped(pid int) bool {
 		case "SigCgt":
 			if len(f) == 1 {
 				mask, err := strconv.ParseUint(f[0], 16, 64)
-				handled = err != nil || mask&(1<<(15-1)) != 0 // SIGTERM is 15
+				// Bit n-1 of SigCgt is signal n.
+				handled = err != nil || mask&(1<<(syscall.SIGTERM-1)) != 0
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 )
 
@@ -30,8 +29,6 @@ type Plain struct {
 	Conv  *transcript.Conversation
 	// Redact scrubs secrets from an error before it is shown.
 	Redact func(string) string
-	// Repair answers tool calls a cancelled turn left open.
-	Repair func([]provider.Message) []provider.Message
 	// Command runs /resume and /compact.
 	Command func(ctx context.Context, out io.Writer, cmd, arg string)
 	// Signals are the stop signals; on SIGHUP or SIGTERM the running turn
@@ -152,7 +149,7 @@ func (p Plain) Run() error {
 			line = line[1:] // "//x" sends "/x"
 		}
 		res, err := p.Agent.RunTurn(ctx, p.Conv.Messages(), strings.TrimSpace(line))
-		p.Conv.Add(res.Turn, p.Repair(res.Messages))
+		p.Conv.Add(res.Turn, res.Messages)
 		endTurn()
 		switch {
 		case ctx.Err() != nil:

@@ -31,7 +31,7 @@ func TestPlainRunsTurnsAndCommands(t *testing.T) {
 	var conv transcript.Conversation
 	var commands []string
 	p := Plain{In: strings.NewReader("hello\n\n/compact 2\nagain\n/exit\nnever\n"), Out: &out, Agent: agent, Conv: &conv,
-		Redact: func(s string) string { return s }, Repair: func(m []provider.Message) []provider.Message { return m },
+		Redact:  func(s string) string { return s },
 		Command: func(_ context.Context, _ io.Writer, cmd, arg string) { commands = append(commands, cmd+" "+arg) }}
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestPlainSlashCommandsNeverReachTheModel(t *testing.T) {
 		Ambient: map[string]string{}, Dir: dir, Policy: func(string) tools.Policy { return tools.Policy{} }, Events: NewRunView(&out)}
 	var conv transcript.Conversation
 	p := Plain{In: strings.NewReader("hello\n/help\n/tools\n/frob x\n/clear\n//help me\n/etc/hosts has a typo\n"), Out: &out, Agent: agent, Conv: &conv,
-		Redact: func(s string) string { return s }, Repair: func(m []provider.Message) []provider.Message { return m },
+		Redact:  func(s string) string { return s },
 		Command: func(context.Context, io.Writer, string, string) { t.Error("Command called") }}
 	if err := p.Run(); err != nil {
 		t.Fatal(err)

@@ -115,8 +115,8 @@ func (c *Commands) Set(name, value string) error {
 }
 
 // List prints every secret name with where it comes from (`hush vault
-// list`); dotEnv is the project's legacy .env file, for the hint.
-func (c *Commands) List(dotEnv string) error {
+// list`): for a legacy .env value, the file it came from.
+func (c *Commands) List() error {
 	origins, err := c.Layered.Origins()
 	if err != nil {
 		return err
@@ -141,8 +141,10 @@ func (c *Commands) List(dotEnv string) error {
 			switch {
 			case from == "environment" && inVault[n]:
 				from += " (also in the vault; the environment wins)"
+			case from == ".env" && c.Layered.DotEnvFrom[n] != "":
+				from += " (" + c.Layered.DotEnvFrom[n] + "; move it with `hush vault import`)"
 			case from == ".env":
-				from += " (" + dotEnv + "; move it with `hush vault import`)"
+				from += " (move it with `hush vault import`)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", n, from)
 		}
@@ -169,7 +171,11 @@ func (c *Commands) Remove(name string) error {
 		case "environment":
 			return fmt.Errorf("%s is not in the vault: it comes from the environment hush was started with; unset it in your shell", name)
 		case ".env":
-			return fmt.Errorf("%s is not in the vault: it comes from the project's .env file; remove it there (or import the file and delete it)", name)
+			file := "the project's .env file"
+			if f := c.Layered.DotEnvFrom[name]; f != "" {
+				file = f
+			}
+			return fmt.Errorf("%s is not in the vault: it comes from %s; remove it there (or import the file and delete it)", name, file)
 		}
 		return fmt.Errorf("no secret %s in the vault", name)
 	}

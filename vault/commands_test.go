@@ -14,8 +14,9 @@ func newCommands(t *testing.T) (vault.Commands, *vault.EnvFile, *bytes.Buffer, *
 	t.Helper()
 	ef := vault.NewEnvFile(filepath.Join(t.TempDir(), vault.EnvFileName))
 	proxy := vault.NewProxy(ef)
-	l := &vault.Layered{Backend: proxy, DotEnv: map[string]string{"FROM_DOTENV": "d"},
-		Process: map[string]string{"SHADOWED_TOKEN": "env", "ENV_TOKEN": "e"}, IsCredential: isCredential}
+	l := &vault.Layered{Backend: proxy, DotEnv: map[string]string{"FROM_DOTENV": "d", "FROM_SUB": "s"},
+		DotEnvFrom: map[string]string{"FROM_DOTENV": "/p/.env", "FROM_SUB": "/p/sub/.env"},
+		Process:    map[string]string{"SHADOWED_TOKEN": "env", "ENV_TOKEN": "e"}, IsCredential: isCredential}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	return vault.Commands{Layered: l, Proxy: proxy, Backend: "envfile", Out: out, Err: errOut}, ef, out, errOut
 }
@@ -37,12 +38,13 @@ func TestCommandsSetListRemove(t *testing.T) {
 		t.Errorf("stdout %q stderr %q", out, errOut)
 	}
 	out.Reset()
-	if err := c.List("/p/.env"); err != nil {
+	if err := c.List(); err != nil {
 		t.Fatal(err)
 	}
 	want := "NAME            FROM\n" +
 		"ENV_TOKEN       environment\n" +
 		"FROM_DOTENV     .env (/p/.env; move it with `hush vault import`)\n" +
+		"FROM_SUB        .env (/p/sub/.env; move it with `hush vault import`)\n" +
 		"SHADOWED_TOKEN  environment (also in the vault; the environment wins)\n" +
 		"backend: envfile (" + ef.Path() + ")\n"
 	if out.String() != want {
@@ -53,7 +55,8 @@ func TestCommandsSetListRemove(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"ENV_TOKEN":   "ENV_TOKEN is not in the vault: it comes from the environment",
-		"FROM_DOTENV": "FROM_DOTENV is not in the vault: it comes from the project's .env file",
+		"FROM_DOTENV": "FROM_DOTENV is not in the vault: it comes from /p/.env;",
+		"FROM_SUB":    "FROM_SUB is not in the vault: it comes from /p/sub/.env;",
 		"NOPE":        "no secret NOPE in the vault",
 	} {
 		if err := c.Remove(name); err == nil || !strings.HasPrefix(err.Error(), want) {

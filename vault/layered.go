@@ -22,6 +22,10 @@ type Layered struct {
 	Backend Vault
 	// DotEnv is the legacy project .env, already parsed (config.LoadDotEnv).
 	DotEnv map[string]string
+	// DotEnvFrom names, for messages, the file each DotEnv value came from
+	// (the root .env, sub/.env, .env.local ...); a name without one is
+	// said to come from the project's .env.
+	DotEnvFrom map[string]string
 	// Process is hush's snapshot of the environment it was started with.
 	Process map[string]string
 	// IsCredential decides which process variables are secrets in their own right.

@@ -18,7 +18,9 @@
 // at any moment leaves every earlier line whole; a torn last line is
 // skipped on reading. A turn counts as completed once its final assistant
 // message (one without tool calls) is written; resuming restores completed
-// turns only, so the model never sees a call without its result.
+// turns only, so the model never sees a call without its result. A turn
+// the user cancelled is completed by the executor (every open call
+// answered, then a note saying the turn was cancelled).
 package transcript
 
 import (

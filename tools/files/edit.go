@@ -14,8 +14,9 @@ import (
 const EditName = "edit"
 
 // Edit is the edit tool: exact-string replacements in one file, all
-// applied or none.
-type Edit struct{ Check Check }
+// applied or none. WriteCheck refuses what it must not change beyond
+// Check (Tools).
+type Edit struct{ Check, WriteCheck Check }
 
 // EditParams are edit's arguments; the tags are its JSON schema. Either
 // old/new (one replacement) or edits (several, applied in order).
@@ -91,6 +92,9 @@ func (e Edit) Preview(_ context.Context, tc *executor.ToolContext, raw json.RawM
 	}
 	t, err := resolve(e.Check, tc.Dir, p.Path)
 	if err != nil {
+		return executor.Preview{}, err
+	}
+	if err := checkWrite(e.WriteCheck, t); err != nil {
 		return executor.Preview{}, err
 	}
 	name := display(tc.Dir, t.Shown)

@@ -36,10 +36,30 @@ const MaskedDotEnv = "masked: secrets reach tools through the vault; see `hush v
 // Tools returns the five file tools sharing check. walkCheck, if set, is
 // the same list's check for paths that hold no symlink
 // (tools.MaskSet.MaskedResolved), which glob and grep ask about every
-// file they walk past.
-func Tools(check, walkCheck Check) []executor.Tool {
-	return []executor.Tool{Read{Check: check}, Write{Check: check}, Edit{Check: check},
+// file they walk past; writeCheck, if set, is what write and edit must
+// not change beyond check (tools.MaskSet.WriteMasked: the read-only
+// masks, such as hush's own executable and ~/.ssh).
+func Tools(check, walkCheck, writeCheck Check) []executor.Tool {
+	return []executor.Tool{Read{Check: check}, Write{Check: check, WriteCheck: writeCheck}, Edit{Check: check, WriteCheck: writeCheck},
 		Glob{Check: check, WalkCheck: walkCheck}, Grep{Check: check, WalkCheck: walkCheck}}
+}
+
+// checkWrite refuses a target that writeCheck covers (nil: none), by the
+// name the model used or by where its symlinks lead.
+func checkWrite(writeCheck Check, t target) error {
+	if writeCheck == nil {
+		return nil
+	}
+	for _, p := range []string{t.Real, t.Shown} {
+		if reason, masked := writeCheck(p); masked {
+			via := ""
+			if p == t.Real && t.Real != t.Shown {
+				via = fmt.Sprintf(" (%s leads there through a symlink)", t.Shown)
+			}
+			return fmt.Errorf("refused: %s is %s%s; hush's file tools may read it but never change it", p, reason, via)
+		}
+	}
+	return nil
 }
 
 // walkCheckOf is the check a walk uses.

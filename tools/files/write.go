@@ -11,8 +11,9 @@ import (
 // WriteName is the write tool's name and gate subject.
 const WriteName = "write"
 
-// Write is the write tool: a whole file, created or replaced.
-type Write struct{ Check Check }
+// Write is the write tool: a whole file, created or replaced. WriteCheck
+// refuses what it must not change beyond Check (Tools).
+type Write struct{ Check, WriteCheck Check }
 
 // WriteParams are write's arguments; the tags are its JSON schema.
 type WriteParams struct {
@@ -53,6 +54,9 @@ func (w Write) Preview(_ context.Context, tc *executor.ToolContext, raw json.Raw
 	}
 	t, err := resolve(w.Check, tc.Dir, p.Path)
 	if err != nil {
+		return executor.Preview{}, err
+	}
+	if err := checkWrite(w.WriteCheck, t); err != nil {
 		return executor.Preview{}, err
 	}
 	name := display(tc.Dir, t.Shown)
