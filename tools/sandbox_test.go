@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,6 +332,21 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 		// The kernel keyring of the session hush runs in (a login
 		// session's holds Kerberos tickets and other tools' keys): a
 		// child inherits it, and reads every key its possessor may.
+		//
+		// A session keyring belongs to a thread's credentials, not the
+		// process's: where the test runs without one (no login session),
+		// adding a key makes one for the adding thread only, and a child
+		// forked from another thread (a goroutine moves between threads)
+		// had none of it, so the control failed now and then under load.
+		// The key is added, and both children forked, on one locked thread
+		// that first joins a fresh session keyring of its own (the thread
+		// ends with this test, and the keyring with it).
+		runtime.LockOSThread() // no unlock: the thread exits with this subtest
+		// KEYCTL_JOIN_SESSION_KEYRING with no name (NULL, which
+		// unix.KeyctlJoinSessionKeyring cannot pass) makes an anonymous one.
+		if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+			t.Fatalf("join a fresh session keyring: %v", errno)
+		}
 		w := newWorld(t, a)
 		name := "hush-test-" + w.canary[6:18]
 		id, err := unix.AddKey("user", name, []byte(w.canary), unix.KEY_SPEC_SESSION_KEYRING)
