@@ -47,7 +47,7 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 	// be the user's next hush. (Not found: nothing to protect there.)
 	exe, _ := os.Executable()
 	masks, err := tools.NewMaskSet(tools.MaskOptions{
-		Executable: exe, Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
+		Executable: exe, PathEnv: ambient["PATH"], Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
 		RuntimeDir: ambient["XDG_RUNTIME_DIR"], BusAddress: ambient["DBUS_SESSION_BUS_ADDRESS"],
 		DockerHost: ambient["DOCKER_HOST"], Project: dir,
 		Tmux: ambient["TMUX"], TmuxTmpDir: ambient["TMUX_TMPDIR"], ScreenDir: ambient["SCREENDIR"],

@@ -52,6 +52,7 @@ const (
 	// Read-only masks: the tool reads them, and cannot change, replace,
 	// rename or remove them.
 	ReasonHushExe  = "hush's own executable, read-only: a tool that rewrote or replaced it would run as your next hush, outside the sandbox, with the vault"
+	ReasonHushLink = "a link in your PATH to hush's executable, which cannot be replaced: a tool that pointed it elsewhere would run as your next hush, outside the sandbox"
 	ReasonSSHLogin = "~/.ssh, read-only: a key added to authorized_keys (or an rc or environment file there) would let a tool log in over ssh, outside the sandbox; the private keys in it stay hidden"
 )
 
@@ -75,7 +76,11 @@ type Mask struct {
 	// remove it (a mount point refuses rename and unlink). [sandbox]
 	// allow does not lift it: it re-opens reading.
 	ReadOnly bool
-	Reason   string
+	// Link (with ReadOnly): Path is a symlink that leads to a read-only
+	// file (a PATH entry's hush); the file is mounted over the link
+	// itself, so the link cannot be replaced or removed.
+	Link   bool
+	Reason string
 }
 
 // MaskOptions are the inputs to the mask list. Paths are absolute; every
@@ -97,8 +102,9 @@ type MaskOptions struct {
 	// the terminal multiplexers' servers listen (multiplexerSockets).
 	Tmux, TmuxTmpDir, ScreenDir string
 	// Executable is hush's own binary (os.Executable): read-only to
-	// tools, wherever it lives — the project directory too.
-	Executable string
+	// tools, wherever it lives — the project directory too. PathEnv is
+	// $PATH: the symlinks there that lead to it cannot be replaced.
+	Executable, PathEnv string
 	// Project is the project root, walked for the .env family.
 	Project string
 	// Docker leaves the Docker socket reachable ([sandbox] docker = true).
@@ -187,6 +193,9 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		}
 	}
 	readOnly(opts.Executable, ReasonHushExe)
+	for _, l := range executableLinks(opts.Executable, opts.PathEnv) {
+		s.fixed = append(s.fixed, Mask{Path: l, ReadOnly: true, Link: true, Reason: ReasonHushLink})
+	}
 	if opts.Home != "" {
 		// The whole directory, not its files one by one: sshd reads
 		// authorized_keys2, rc and environment too, and a tool that may
@@ -770,6 +779,51 @@ func dockerSockets(dockerHost, runtimeDir string) []string {
 	}
 	if runtimeDir != "" {
 		out = append(out, filepath.Join(runtimeDir, "docker.sock"))
+	}
+	return out
+}
+
+// executableLinks are the symlinks by which $PATH leads to exe under its
+// own name or "hush" — each hop of a chain of them, its directory
+// resolved — for a user who installed hush by a link (`ln -s
+// ~/src/hush/hush ~/.local/bin/`): the link is what their next `hush`
+// follows, and a tool that replaced it would be that hush. (A symlinked
+// directory on the way is not covered: see README, "The honest boundary".)
+func executableLinks(exe, pathEnv string) []string {
+	if !filepath.IsAbs(exe) || pathEnv == "" {
+		return nil
+	}
+	real := resolvePath(filepath.Clean(exe))
+	names := []string{filepath.Base(exe)}
+	if names[0] != "hush" {
+		names = append(names, "hush")
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		for _, n := range names {
+			p := filepath.Join(resolvePath(filepath.Clean(dir)), n)
+			for hops := 0; hops < 40 && !seen[p]; hops++ {
+				fi, err := os.Lstat(p)
+				if err != nil || fi.Mode()&fs.ModeSymlink == 0 || resolvePath(p) != real {
+					break
+				}
+				seen[p] = true
+				out = append(out, p)
+				t, err := os.Readlink(p)
+				if err != nil {
+					break
+				}
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(filepath.Dir(p), t)
+				}
+				t = filepath.Clean(t)
+				p = filepath.Join(resolvePath(filepath.Dir(t)), filepath.Base(t))
+			}
+		}
 	}
 	return out
 }

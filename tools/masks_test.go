@@ -324,3 +324,60 @@ func TestMaskReadOnly(t *testing.T) {
 		t.Errorf("with hide = [\"~/.ssh\"], want ~/.ssh hidden whole:\n%s", plan)
 	}
 }
+
+// TestMaskExecutableLinks: each symlink by which $PATH leads to hush's
+// executable, every hop of a chain, is a read-only link mask ("S" in the
+// init's plan); a link elsewhere, or in a relative PATH entry, is not.
+func TestMaskExecutableLinks(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	exe := w.root + "/opt/hush/hush"
+	for _, d := range []string{filepath.Dir(exe), w.home + "/bin", w.home + "/.local/bin", w.root + "/other"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(exe, []byte("ELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		w.home + "/.local/bin/hush": "../../bin/hush", // a chain: ~/.local/bin/hush -> ~/bin/hush -> exe
+		w.home + "/bin/hush":        exe,
+		w.root + "/other/hush":      w.home + "/notes.txt", // not hush
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := w.opts()
+	opts.Executable, opts.PathEnv = exe, "relative/bin:"+w.root+"/other:"+w.home+"/.local/bin:/usr/bin"
+	s, err := NewMaskSet(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, m := range got {
+		if m.Link {
+			links = append(links, strings.Replace(m.Path, w.root, "$R", 1))
+		}
+	}
+	if g := strings.Join(links, " "); g != "$R/home/.local/bin/hush $R/home/bin/hush" {
+		t.Errorf("link masks: %s", g)
+	}
+	pb := string(planBytes("", got))
+	for _, want := range []string{"\x00S" + w.home + "/.local/bin/hush\x00", "\x00S" + w.home + "/bin/hush\x00", "\x00R" + exe + "\x00", "\x00P" + w.home + "/.local/bin\x00"} {
+		if !strings.Contains(pb, want) {
+			t.Errorf("the init's plan lacks %q: %q", want, pb)
+		}
+	}
+	if _, masked := s.WriteMasked(w.home + "/.local/bin/hush"); !masked {
+		t.Error("the write tool may replace a PATH link to hush")
+	}
+	if _, masked := s.Masked(w.home + "/.local/bin/hush"); masked {
+		t.Error("a PATH link to hush is not readable")
+	}
+}

@@ -38,8 +38,10 @@ package tools
 // magic, a flags word, one "P<path>" per directory above hush's own dirs,
 // and above each read-only mask, outermost first (bound onto itself,
 // recursively: it stays as it was, but a mount point cannot be renamed or
-// removed), then one "F<path>" or "D<path>" per mask, or "R<path>" for a
-// path bound onto itself read-only (hush's executable, ~/.ssh). Flags: N
+// removed), then one "F<path>" or "D<path>" per mask, "R<path>" for a
+// path bound onto itself read-only (hush's executable, ~/.ssh), or
+// "S<path>" for a symlink covered by a read-only mount of what it leads to
+// (a PATH entry's link to hush's executable). Flags: N
 // a network namespace with only lo; T probe: stop once the namespace's
 // /proc is mounted, exit 0; L Landlock only, where the kernel refuses the
 // namespaces: no_new_privs and the Landlock scope, then exec the tool in
@@ -566,6 +568,25 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 			if (syscall(SYS_mount_setattr, -1, p, 0x100 | 0x8000, &a, sizeof a) != 0) { // AT_SYMLINK_NOFOLLOW | AT_RECURSIVE
 				hush_sb_die("make read-only", p);
 			}
+		} else if (*m == 'S') {
+			// A symlink to hush's executable (a PATH entry): a read-only
+			// copy of the mount of the file it leads to, moved onto the
+			// link itself (no MOVE_MOUNT_T_SYMLINKS), which is then a mount
+			// point that rename(2) and unlink(2) refuse.
+			int fd = (int)syscall(SYS_open_tree, AT_FDCWD, p, HUSH_OPEN_TREE_CLONE | O_CLOEXEC);
+			if (fd < 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("make read-only", p);
+			}
+			struct hush_mount_attr a = {0};
+			a.attr_set = HUSH_MOUNT_ATTR_RDONLY | HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NODEV;
+			if (syscall(SYS_mount_setattr, fd, "", 0x1000, &a, sizeof a) != 0 || // AT_EMPTY_PATH
+			    syscall(SYS_move_mount, fd, "", AT_FDCWD, p, HUSH_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+				hush_sb_die("make read-only", p);
+			}
+			close(fd);
 		}
 	}
 	// The working directory was entered before any of these mounts: left

@@ -122,8 +122,8 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 // planCache serves a Sandbox without masks.
 var planCache plans
 
-// planBytes is the init's plan: magic, flags, then one F<path>, D<path>
-// or R<path> (read-only) per mask, NUL-separated (sandbox_init_linux.go
+// planBytes is the init's plan: magic, flags, then one F<path>, D<path>,
+// R<path> (read-only) or S<path> (a link covered by what it leads to) per mask, NUL-separated (sandbox_init_linux.go
 // reads it).
 func planBytes(flags string, masks []Mask) []byte {
 	var b bytes.Buffer
@@ -139,6 +139,8 @@ func planBytes(flags string, masks []Mask) []byte {
 			continue
 		}
 		switch {
+		case m.Link:
+			b.WriteByte('S')
 		case m.ReadOnly:
 			b.WriteByte('R')
 		case m.Dir:

@@ -33,16 +33,18 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 	const keys = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOriginalKey user@host\n"
 	type target struct{ name, path string }
 	attacks := map[string]string{
-		"append":       `printf '\nevil\n' >> "$T"`,
-		"cp-over":      `printf evil > evil; cp evil "$T"`,
-		"mv-over":      `printf evil > evil; mv -f evil "$T"`,
-		"truncate":     `truncate -s 0 "$T"`,
-		"unlink":       `rm -f "$T"; printf evil > "$T"`,
-		"move-dir":     `d=$(dirname "$T"); mv "$d" "$d.moved" && mkdir "$d" && printf evil > "$T"`,
-		"hard-link":    `ln "$T" hl && printf evil >> hl`,
-		"nested-ns":    `mkdir -p nx; unshare -Urm sh -c 'mount --bind "$(dirname "$T")" nx && printf evil >> "nx/$(basename "$T")"'`,
+		"append":    `printf '\nevil\n' >> "$T"`,
+		"cp-over":   `printf evil > evil; cp evil "$T"`,
+		"mv-over":   `printf evil > evil; mv -f evil "$T"`,
+		"truncate":  `truncate -s 0 "$T"`,
+		"unlink":    `rm -f "$T"; printf evil > "$T"`,
+		"move-dir":  `d=$(dirname "$T"); mv "$d" "$d.moved" && mkdir "$d" && printf evil > "$T"`,
+		"hard-link": `ln "$T" hl && printf evil >> hl`,
+		"nested-ns": `printf evil > evil; mkdir -p nx; unshare -Urm sh -c 'mount --bind "$(dirname "$T")" nx || exit; b=$(basename "$T"); ` +
+			`printf evil >> "nx/$b" 2>/dev/null; ln -sf "$PWD/evil" nx/.x && mv -f nx/.x "nx/$b"'`,
 		"remount-rw":   `unshare -Urm sh -c 'mount -o remount,bind,rw "$T" 2>/dev/null; printf evil >> "$T"'`,
 		"umount":       `unshare -Urm sh -c 'umount "$T" 2>/dev/null; printf evil >> "$T"'`,
+		"link-over":    `printf evil > evil; ln -sf "$PWD/evil" "$T"`,
 		"new-key-file": `printf 'ssh-ed25519 AAAAevil\n' > "$H/.ssh/authorized_keys2"; printf 'evil\n' > "$H/.ssh/rc"`,
 	}
 	for name, a := range users {
@@ -56,6 +58,7 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 					w.home + "/.local/bin/other-tool":  "x",
 					w.home + "/.ssh/known_hosts":       "host ssh-ed25519 AAAA\n",
 					w.home + "/.local/share/readme.md": "x",
+					w.home + "/opt/hush/hush":          exeScript, // installed by a link in PATH
 				}
 				for p, v := range files {
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -65,23 +68,29 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				if err := os.MkdirAll(w.home+"/bin", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("../opt/hush/hush", w.home+"/bin/hush"); err != nil {
+					t.Fatal(err)
+				}
 				if a.cred != nil {
 					filepath.Walk(w.root, func(p string, _ os.FileInfo, _ error) error {
 						return os.Lchown(p, int(a.cred.Uid), int(a.cred.Gid))
 					})
 				}
 				return w, []target{{"exe", w.home + "/.local/bin/hush"}, {"exe-in-project", w.project + "/hush"},
-					{"authorized_keys", w.home + "/.ssh/authorized_keys"}}
+					{"authorized_keys", w.home + "/.ssh/authorized_keys"}, {"exe-link", w.home + "/bin/hush"}}
 			}
 			boxed := func(t *testing.T, w world, exe string) *Sandbox {
 				m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
-					BusAddress: "unix:path=" + w.bus, Project: w.project, Executable: exe})
+					BusAddress: "unix:path=" + w.bus, Project: w.project, Executable: exe, PathEnv: "/usr/bin:" + w.home + "/bin:/bin"})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return &Sandbox{Masks: m, Required: true}
 			}
-			for _, tg := range []string{"exe", "exe-in-project", "authorized_keys"} {
+			for _, tg := range []string{"exe", "exe-in-project", "authorized_keys", "exe-link"} {
 				for an, script := range attacks {
 					if an == "new-key-file" && tg != "authorized_keys" {
 						continue
@@ -96,8 +105,11 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 								}
 							}
 							exe = w.home + "/.local/bin/hush"
-							if tg == "exe-in-project" {
+							switch tg {
+							case "exe-in-project":
 								exe = w.project + "/hush"
+							case "exe-link":
+								exe = w.home + "/opt/hush/hush"
 							}
 							before := readOnlySnapshot(t, w)
 							var sb *Sandbox
@@ -157,7 +169,7 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 func readOnlySnapshot(t *testing.T, w world) map[string]string {
 	t.Helper()
 	snap := map[string]string{}
-	for _, root := range []string{w.home + "/.ssh", w.home + "/.local/bin", w.project + "/hush"} {
+	for _, root := range []string{w.home + "/.ssh", w.home + "/.local/bin", w.project + "/hush", w.home + "/bin", w.home + "/opt"} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				snap[p] = "error: " + err.Error()
@@ -165,6 +177,12 @@ func readOnlySnapshot(t *testing.T, w world) map[string]string {
 			}
 			if d.IsDir() {
 				snap[p] = "dir"
+				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				l, _ := os.Readlink(p)
+				b, _ := os.ReadFile(p)
+				snap[p] = "link to " + l + ": " + string(b)
 				return nil
 			}
 			b, err := os.ReadFile(p)

@@ -140,7 +140,10 @@ func RenderSandbox(w io.Writer, tool string, sb *Sandbox, st SandboxState) error
 	list := func(masks []Mask) {
 		for _, m := range masks {
 			kind := "file"
-			if m.Dir {
+			switch {
+			case m.Link:
+				kind = "link"
+			case m.Dir:
 				kind = "dir "
 			}
 			fmt.Fprintf(w, "%s  %s\n      %s\n", kind, m.Path, m.Reason)
