@@ -467,9 +467,18 @@ func TestPlainCtrlCTwiceAtIdleExits(t *testing.T) {
 	tm.send("\x03")
 	tm.expect("press Ctrl-C again within 2 s to exit", 10*time.Second)
 	tm.send("\r")
-	time.Sleep(300 * time.Millisecond)
-	tm.send("\x03")
+	// The line is read apart from the signal: the next prompt (the third
+	// "› ", after the first and the hint's) is printed once the line has
+	// reset the Ctrl-C; a Ctrl-C sent before that raced the reset.
 	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(tm.Screen(), "› ") < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(tm.Screen(), "› "); n != 3 {
+		t.Fatalf("after the hint and a line, %d prompts, want 3:\n%s", n, tm.Screen())
+	}
+	tm.send("\x03")
+	deadline = time.Now().Add(10 * time.Second)
 	for strings.Count(tm.Screen(), "press Ctrl-C again") < 2 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
