@@ -27,10 +27,23 @@ func onFreshSessionKeyring(f func()) {
 	go func() {
 		defer close(done)
 		runtime.LockOSThread() // no unlock: the thread exits with this goroutine
-		_, _ = unix.KeyctlJoinSessionKeyring("")
+		_ = joinAnonymousSessionKeyring()
 		f()
 	}()
 	<-done
+}
+
+// joinAnonymousSessionKeyring gives the calling thread a new, anonymous
+// session keyring: KEYCTL_JOIN_SESSION_KEYRING with a NULL name. It is not
+// unix.KeyctlJoinSessionKeyring(""), which passes an empty name, which the
+// kernel refuses (EINVAL): the audit's key then went into the inherited
+// keyring — the login session's, where every process of that session could
+// search for it while the audit ran.
+func joinAnonymousSessionKeyring() error {
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // plantSessionKey adds a user key name holding value to the calling
