@@ -34,7 +34,8 @@ func (c Command) Run(ctx context.Context, w io.Writer) error {
 	}
 	parentEnv, _ := os.ReadFile(filepath.Join("/proc", fmt.Sprint(os.Getppid()), "environ"))
 	mcpJSON, _ := config.LoadMCPJSON(filepath.Join(c.ConfigDir, config.MCPFileName))
-	rep.Risks = Risks(RiskInput{Config: c.User, ProjectDir: c.ProjectDir, ConfigDir: c.ConfigDir, DataDir: c.DataDir, ParentEnviron: parentEnv, MCPJSON: mcpJSON})
+	rep.Risks = Risks(RiskInput{Config: c.User, ProjectDir: c.ProjectDir, ConfigDir: c.ConfigDir, DataDir: c.DataDir, ParentEnviron: parentEnv, MCPJSON: mcpJSON,
+		Home: c.Ambient["HOME"], Executable: c.Hush, PathEnv: c.Ambient["PATH"]})
 	return rep.Print(w, c.JSON)
 }
 

@@ -24,6 +24,9 @@ type RiskInput struct {
 	ParentEnviron []byte
 	// MCPJSON is the servers of mcp.json beside config.toml.
 	MCPJSON map[string]config.MCPServer
+	// Home is $HOME; Executable is hush's own binary and PathEnv $PATH:
+	// what the sandbox keeps read-only, checked for what it cannot.
+	Home, Executable, PathEnv string
 }
 
 // LiteralSecrets names every credential written literally where hush
@@ -104,6 +107,7 @@ func Risks(in RiskInput) []string {
 				"point HUSH_%s_DIR at the real path, or make the link's directory read-only", d.what, d.path, link, strings.ToUpper(d.what))
 		}
 	}
+	out = append(out, readOnlyRisks(in)...)
 	if fi, err := os.Stat(in.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		add("the data dir %s is open to other users (mode %04o): chmod 700 %s", in.DataDir, fi.Mode().Perm(), in.DataDir)
 	}
@@ -127,6 +131,68 @@ func Risks(in RiskInput) []string {
 			"hush hides them from its tools, but the fix is the vault (`hush vault set NAME`, then unset them)", strings.Join(exported, ", "))
 	}
 	return out
+}
+
+// readOnlyRisks names what the sandbox's read-only masks cannot cover:
+// ~/.ssh, or a directory on the way to hush in PATH, reached through a
+// symlink a tool may replace (the mount stays on the old target), and a
+// missing ~/.ssh where an ssh server listens (nothing exists to mount on,
+// so a tool may make one with an authorized_keys).
+func readOnlyRisks(in RiskInput) []string {
+	var out []string
+	if filepath.IsAbs(in.Home) {
+		ssh := filepath.Join(in.Home, ".ssh")
+		if link := linkOnTheWay(ssh); link != "" {
+			out = append(out, fmt.Sprintf("%s is reached through the symlink %s, in a directory your tools may write: the sandbox makes ~/.ssh read-only, "+
+				"but a tool can replace the link with a directory of its own holding an authorized_keys, an ssh login outside the sandbox; make %s a real directory", ssh, link, ssh))
+		} else if _, err := os.Lstat(ssh); os.IsNotExist(err) && sshdListening() {
+			out = append(out, fmt.Sprintf("an ssh server listens on port 22 and %s does not exist: a tool can make it with an authorized_keys and log in, outside the sandbox; "+
+				"make it yourself (mkdir -m 700 %s), and the sandbox keeps it read-only", ssh, ssh))
+		}
+	}
+	if real, err := filepath.EvalSymlinks(in.Executable); err == nil && filepath.IsAbs(in.Executable) {
+		for _, dir := range filepath.SplitList(in.PathEnv) {
+			if !filepath.IsAbs(dir) {
+				continue
+			}
+			name := filepath.Join(dir, filepath.Base(real))
+			if _, e := os.Lstat(name); e != nil {
+				continue
+			}
+			if r, e := filepath.EvalSymlinks(name); e != nil || r != real {
+				break // another hush runs first
+			}
+			if link := linkOnTheWay(dir); link != "" {
+				out = append(out, fmt.Sprintf("hush is run as %s, reached through the symlink %s, in a directory your tools may write: the sandbox keeps hush's executable read-only, "+
+					"but a tool can replace the link, and your next hush would be its program; put the real directory in PATH", filepath.Join(dir, filepath.Base(real)), link))
+			}
+			break // the first hush in PATH is the one that runs
+		}
+	}
+	return out
+}
+
+// sshdListening reports whether something listens on TCP port 22 (either
+// family), by the kernel's own tables.
+var sshdListening = func() bool { return listeningOn(22) }
+
+// listeningOn reports whether /proc/net/tcp or tcp6 holds a socket in
+// LISTEN state on port.
+func listeningOn(port int) bool {
+	want := fmt.Sprintf(":%04X", port)
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) > 3 && strings.HasSuffix(fields[1], want) && fields[3] == "0A" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // gitCredential says what kind of credential a git config file holds, or

@@ -1,6 +1,7 @@
 package selftest
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,67 @@ func TestRisksNameASymlinkedHushDir(t *testing.T) {
 	}
 	if risks := strings.Join(Risks(RiskInput{ProjectDir: home, ConfigDir: real, DataDir: filepath.Join(home, "data")}), "\n"); strings.Contains(risks, "symlink") {
 		t.Errorf("the real path is named a risk:\n%s", risks)
+	}
+}
+
+// TestRisksNameWhatReadOnlyCannotCover: ~/.ssh or a PATH directory on the
+// way to hush reached through a symlink a tool may replace, and a missing
+// ~/.ssh where an ssh server listens, are named; the same by real paths,
+// or with no server listening, are not.
+func TestRisksNameWhatReadOnlyCannotCover(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"dotfiles/ssh", "dotfiles/bin", "opt"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(home, "dotfiles/bin/hush")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{home + "/.ssh": home + "/dotfiles/ssh", home + "/bin": home + "/dotfiles/bin"} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := RiskInput{ProjectDir: home, DataDir: filepath.Join(home, "data"), Home: home, Executable: exe, PathEnv: "relative:" + home + "/opt:" + home + "/bin:/usr/bin"}
+	risks := strings.Join(Risks(in), "\n")
+	for _, want := range []string{home + "/.ssh is reached through the symlink " + home + "/.ssh",
+		"hush is run as " + home + "/bin/hush, reached through the symlink " + home + "/bin"} {
+		if !strings.Contains(risks, want) {
+			t.Errorf("risks:\n%s\nwant %q", risks, want)
+		}
+	}
+	in.Home, in.PathEnv = home+"/dotfiles", home+"/dotfiles/bin" // real paths: dotfiles/.ssh does not exist
+	defer func(f func() bool) { sshdListening = f }(sshdListening)
+	for _, listening := range []bool{false, true} {
+		sshdListening = func() bool { return listening }
+		risks := strings.Join(Risks(in), "\n")
+		if strings.Contains(risks, "symlink") {
+			t.Errorf("real paths are named a risk:\n%s", risks)
+		}
+		if named := strings.Contains(risks, "an ssh server listens on port 22 and "+home+"/dotfiles/.ssh does not exist"); named != listening {
+			t.Errorf("sshd listening %v: missing ~/.ssh named %v:\n%s", listening, named, risks)
+		}
+	}
+}
+
+// TestListeningOn reads the kernel's socket tables: a port this test
+// listens on is found, the same port closed is not.
+func TestListeningOn(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if !listeningOn(port) {
+		t.Errorf("port %d is listened on, but listeningOn says no", port)
+	}
+	l.Close()
+	if listeningOn(port) {
+		t.Errorf("port %d is closed, but listeningOn says it listens", port)
 	}
 }
