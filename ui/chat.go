@@ -128,17 +128,7 @@ func (c *Chat) Run() error {
 		fmt.Fprintln(c.cfg.Out, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
 	}
 	m := newModel(c)
-	c.prog = tea.NewProgram(m,
-		tea.WithInput(c.cfg.In), tea.WithOutput(c.cfg.Out),
-		// Signals are the session's: SIGINT cancels a turn, SIGTERM ends
-		// hush. Ctrl-C at the keyboard arrives here as a key.
-		tea.WithoutSignalHandler(),
-		// A panic is reported by hush's own handler, redacted.
-		tea.WithoutCatchPanics(),
-		// Frames at most every 8 ms: a keystroke is on screen within one
-		// (bubbletea's maximum; an unchanged frame is not redrawn).
-		tea.WithFPS(120),
-	)
+	c.prog = c.program(m)
 	defer close(c.done)
 	final, err := c.prog.Run()
 	if err != nil {
@@ -152,6 +142,21 @@ func (c *Chat) Run() error {
 		return ErrInterrupted
 	}
 	return nil
+}
+
+// program is the bubbletea program that runs m on the chat's terminal.
+func (c *Chat) program(m tea.Model) *tea.Program {
+	return tea.NewProgram(m,
+		tea.WithInput(keyInput{c.cfg.In}), tea.WithOutput(c.cfg.Out),
+		// Signals are the session's: SIGINT cancels a turn, SIGTERM ends
+		// hush. Ctrl-C at the keyboard arrives here as a key.
+		tea.WithoutSignalHandler(),
+		// A panic is reported by hush's own handler, redacted.
+		tea.WithoutCatchPanics(),
+		// Frames at most every 8 ms: a keystroke is on screen within one
+		// (bubbletea's maximum; an unchanged frame is not redrawn).
+		tea.WithFPS(120),
+	)
 }
 
 func (c *Chat) banner() string {
@@ -566,26 +571,61 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			return m, nil
 		}
 		return m.key(msg)
-	case fmt.Stringer:
-		// Shift-Enter in terminals that report it (the kitty keyboard
-		// protocol's CSI 13;2u, xterm's modifyOtherKeys CSI 27;2;13~),
-		// which bubbletea passes on as an unknown sequence: a newline.
-		if s := msg.String(); !m.suspended && (s == shiftEnterKitty || s == shiftEnterXterm) {
-			m.ta.InsertString("\n")
-			m.fit()
-			return m, nil
-		}
 	}
 	var c tea.Cmd
 	m.ta, c = m.ta.Update(msg)
 	return m, c
 }
 
-// How bubbletea prints the unknown CSI sequences of Shift-Enter.
-var (
-	shiftEnterKitty = fmt.Sprintf("?CSI%+v?", []byte("13;2u"))
-	shiftEnterXterm = fmt.Sprintf("?CSI%+v?", []byte("27;2;13~"))
-)
+// keyInput is the terminal as the chat's program reads it: Shift-Enter as
+// terminals that report it send it (the kitty keyboard protocol's CSI
+// 13;2u, xterm's modifyOtherKeys CSI 27;2;13~) becomes Ctrl-J, which adds
+// a line, before bubbletea parses the bytes. bubbletea passed those on as
+// an unknown sequence, a slice of its read buffer that its next read
+// overwrites: when the chat looked at it, a key typed right after could
+// have replaced it, and the line was lost. For the rest (raw mode, the
+// cancellable read's epoll) it is the terminal's *os.File.
+type keyInput struct{ *os.File }
+
+func (k keyInput) Read(p []byte) (int, error) {
+	n, err := k.File.Read(p)
+	return shiftEnterToCtrlJ(p[:n]), err
+}
+
+var shiftEnters = [][]byte{[]byte("\x1b[13;2u"), []byte("\x1b[27;2;13~")}
+
+// shiftEnterToCtrlJ rewrites each Shift-Enter sequence in b to a Ctrl-J
+// (LF), in place, and returns b's new length. A sequence split across two
+// reads is left alone, as bubbletea leaves any other.
+func shiftEnterToCtrlJ(b []byte) int {
+	if bytes.IndexByte(b, 0x1b) < 0 {
+		return len(b)
+	}
+	n := 0
+	for i := 0; i < len(b); {
+		if b[i] == 0x1b {
+			if s := shiftEnterAt(b[i:]); s > 0 {
+				b[n] = '\n'
+				n++
+				i += s
+				continue
+			}
+		}
+		b[n] = b[i]
+		n++
+		i++
+	}
+	return n
+}
+
+func shiftEnterAt(b []byte) int {
+	for _, s := range shiftEnters {
+		if bytes.HasPrefix(b, s) {
+			return len(s)
+		}
+	}
+	return 0
+}
 
 // oscBody is the body of a terminal's answer to a colour query.
 var oscBody = regexp.MustCompile(`^[0-9]+;`)
