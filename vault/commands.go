@@ -70,10 +70,11 @@ func BackendDescription(name string) string {
 const MaxValue = 1 << 20
 
 // ReadValue reads a value for `hush vault set`: a prompt on Err with echo
-// off when in is a terminal, else all of in (one trailing newline dropped,
-// as `echo` adds it).
+// off (before the prompt is written) when in is a terminal, else all of in
+// (one trailing newline dropped, as `echo` adds it).
 func ReadValue(in io.Reader, prompt io.Writer, name string) (string, error) {
 	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		defer HideTyping(int(f.Fd()))()
 		fmt.Fprintf(prompt, "Value for %s (typing is not shown): ", name)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(prompt)

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/vault"
 )
 
 // Answers are what setup asks for. Nothing here is written anywhere by the
@@ -281,7 +282,7 @@ func (st *setupState) askKey(ctx context.Context) error {
 		field = field.EchoMode(huh.EchoModePassword)
 	}
 	s.explain(desc)
-	if err := s.ask(ctx, st.in, field, "API key"); err != nil {
+	if err := s.askHidden(ctx, st.in, field, "API key"); err != nil {
 		return err
 	}
 	ans.Key = strings.TrimSpace(key)
@@ -453,6 +454,18 @@ func (s *Setup) explain(desc string) {
 // ErrAborted; line by line, input that ends or never fits ends the run
 // with ErrInput (huh's accessible Select panics at the end of input: the
 // panic is caught here and said in one sentence).
+// askHidden is ask for a secret at a terminal. Line by line, huh prints
+// the prompt and only then reads with the echo off, so a key typed or
+// pasted the moment the prompt showed was echoed in clear: the echo goes
+// off before huh prints anything. (The full-screen form reads in raw mode,
+// set before it draws.)
+func (s *Setup) askHidden(ctx context.Context, in io.Reader, field huh.Field, title string) error {
+	if f, ok := in.(interface{ Fd() uintptr }); ok && s.Accessible && s.Terminal {
+		defer vault.HideTyping(int(f.Fd()))()
+	}
+	return s.ask(ctx, in, field, title)
+}
+
 func (s *Setup) ask(ctx context.Context, in io.Reader, field huh.Field, title string) (err error) {
 	form := huh.NewForm(huh.NewGroup(field)).
 		WithInput(in).WithOutput(s.Out).WithAccessible(s.Accessible).WithShowHelp(!s.Accessible)
