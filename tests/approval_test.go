@@ -42,7 +42,9 @@ func TestApprovalShowsTheWholeCommand(t *testing.T) {
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("clean up\r")
-	tm.expect("[y] Allow once", 20*time.Second)
+	// The hint is the prompt's last line: once it shows, so does the rest
+	// (a frame can reach the terminal in more than one read).
+	tm.expect("Esc or Ctrl-C denies", 20*time.Second)
 	screen := tm.Screen()
 	at := strings.Index(screen, script)
 	choice := strings.Index(screen, "[y] Allow once")
@@ -189,7 +191,12 @@ func TestApprovalWrapsOnANarrowTerminal(t *testing.T) {
 	tm.expect("› ", 20*time.Second)
 	tm.send("run it\r")
 	tm.expect("[n] Deny", 20*time.Second)
-	time.Sleep(200 * time.Millisecond)
+	// The hint, wrapped, is the prompt's last line; once it shows, so does
+	// the rest.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) &&
+		!strings.Contains(strings.Join(strings.Fields(tm.Screen()), " "), "Esc or Ctrl-C denies"); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	screen := tm.Screen()
 	at := strings.LastIndex(screen, "[s] Allow exactly this command")
 	if at < 0 {
