@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -285,10 +287,27 @@ func TestLongDiffPagesInsideTheApproval(t *testing.T) {
 	if !strings.Contains(tm.Screen(), "+line 001 of the generated file") {
 		t.Errorf("the pager does not start at the top of the diff:\n%s", tm.Screen())
 	}
-	// Page through with Space until the end: every page on the way is shown.
-	for i := 0; i < 20 && !strings.Contains(tm.Screen(), "last-line-marker-9f3"); i++ {
+	// Page through with Space until the end: every page on the way is
+	// shown. Each Space waits for its page: the chat draws a frame at most
+	// every few ms, and two pages turned between two frames (a loaded
+	// machine took two Spaces at once) leave one never drawn.
+	lineNo := regexp.MustCompile(`\+line (\d{3}) of the generated file`)
+	furthest := func() int {
+		n := 0
+		for _, m := range lineNo.FindAllStringSubmatch(tm.Screen(), -1) {
+			if v, _ := strconv.Atoi(m[1]); v > n {
+				n = v
+			}
+		}
+		return n
+	}
+	for i := 0; i < 40 && !strings.Contains(tm.Screen(), "last-line-marker-9f3"); i++ {
+		before := furthest()
 		tm.send(" ")
-		time.Sleep(150 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); furthest() == before && time.Now().Before(deadline) &&
+			!strings.Contains(tm.Screen(), "last-line-marker-9f3"); {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	tm.expect("+last-line-marker-9f3 end of the file", 10*time.Second)
 	tm.expect("(end of diff)", 10*time.Second)
