@@ -137,6 +137,7 @@ const (
 	fScanPasses    = ".audit-scan-passes"
 	fScanStop      = ".audit-scan-stop"
 	fScanDone      = ".audit-scan-done"
+	fScanReport    = ".audit-scan-report"
 	fLingerStarted = ".audit-linger-started"
 	fLingerCheck   = ".audit-linger-check"
 	fLingerChecked = ".audit-linger-checked"
@@ -304,7 +305,8 @@ func (w *attackWorld) replay() ([]byte, error) {
 		`p="$p
 $(procscan)"; s="$s
 $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
-		`printf %s "$p" | grep . | sort -u | r scan-proc; ` + need("ps", "scan-ps") + `printf %s "$s" | grep . | sort -u | r scan-ps; fi; touch ` + fScanDone
+		`{ printf %s "$p" | grep . | sort -u | r scan-proc; ` + need("ps", "scan-ps") + `printf %s "$s" | grep . | sort -u | r scan-ps; fi; } > ` + fScanReport +
+		`; touch ` + fScanDone
 	add("Starting a scanner.", PathBackground, map[string]any{"action": "start", "command": scanner, "secrets": none, "env": mark})
 	// The concurrent granted call: it holds its secret while the scanner
 	// completes three passes.
@@ -359,10 +361,13 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 		`p=$PPID; setsid sh -c 'printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; [ '"$p"' -gt 1 ] && kill -9 '"$p"' 2>/dev/null; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
 		`i=0; while [ ! -s ` + fLingerStarted + ` ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo left`,
 		"env": map[string]string{atkVar: "${" + atkLingerName + "}"}})
-	// After it: the audit looks for the child, and the scanner stops.
+	// After it: the audit looks for the child, and the scanner stops; its
+	// report is read here, from the file it wrote before it said it was
+	// done. (Read as the background process's output, its last line could
+	// still be in the log's redactor, which holds back a tail until the
+	// process has exited: "the attack did not report: scan-ps".)
 	add("Checking after the call.", PathBash, map[string]any{"script": atkShellLib + `touch ` + fLingerCheck + `; waitfor ` + fLingerChecked +
-		`; touch ` + fScanStop + `; waitfor ` + fScanDone + `; echo checked`, "secrets": none})
-	add("Reading the scanner.", PathBackground, map[string]any{"action": "output", "id": "bg2", "offset": 0})
+		`; touch ` + fScanStop + `; waitfor ` + fScanDone + `; cat ` + fScanReport + `; echo checked`, "secrets": none})
 	add("Stopping the target.", PathBackground, map[string]any{"action": "stop", "id": "bg1"})
 	steps = append(steps, stepT{Text: "Attack turn finished."})
 	return json.MarshalIndent(map[string]any{"model": "hush-audit-attack", "steps": steps}, "", "  ")
