@@ -353,12 +353,15 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 
 	// LINGER: a granted call leaves a detached child holding its secret.
 	add("A call that leaves something behind.", PathBash, map[string]any{"script": tag("attack-linger") + atkShellLib +
-		// Once it has shown it holds the secret, the child also kills the
-		// call's parent, should that be a reaper that would take it down
-		// when the call ends. In the sandbox the call is its namespace's
-		// init and $PPID is 0, which kill reads as the child's own process
-		// group: only a real parent is killed.
-		`p=$PPID; setsid sh -c 'printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; [ '"$p"' -gt 1 ] && kill -9 '"$p"' 2>/dev/null; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
+		// The child first kills the call's parent, should that be a reaper
+		// that would take it down when the call ends, and only then shows
+		// it holds the secret, which is what the call waits for: shown
+		// first, the call could end, and its reaper kill the child, before
+		// the child got to the kill (--sandbox off then passed now and then
+		// under load). In the sandbox the call is its namespace's init and
+		// $PPID is 0, which kill reads as the child's own process group:
+		// only a real parent is killed.
+		`p=$PPID; setsid sh -c '[ '"$p"' -gt 1 ] && kill -9 '"$p"' 2>/dev/null; printf %s "$` + atkVar + `" | sha256sum > ` + fLingerStarted + `; exec sleep 60' </dev/null >/dev/null 2>&1 & ` +
 		`i=0; while [ ! -s ` + fLingerStarted + ` ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo left`,
 		"env": map[string]string{atkVar: "${" + atkLingerName + "}"}})
 	// After it: the audit looks for the child, and the scanner stops; its
