@@ -100,7 +100,9 @@ func TestCtrlCRunsNothingMoreOfTheScript(t *testing.T) {
 	tm := startPTY(t, w, "chat")
 	tm.expect("› ", 20*time.Second)
 	tm.send("sleep a while\r")
-	tm.expect("started", 20*time.Second)
+	// The script's output, not the call's summary (which shows "echo
+	// started" before the script runs): Ctrl-C comes while it sleeps.
+	tm.expect("│ started", 20*time.Second)
 	tm.send("\x03")
 	tm.expect("turn cancelled", 10*time.Second)
 	if _, err := os.Stat(after); err == nil {
