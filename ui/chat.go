@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
@@ -838,29 +839,62 @@ func (m *model) View() string {
 }
 
 // pendingView renders the unfinished Markdown block at most every 40 ms
-// (the spinner's ticks redraw in between); a long one shows its last lines
-// as they came, since re-rendering it on every token would fall behind.
+// (the spinner's ticks redraw in between); of a long one it renders only
+// the last lines, since re-rendering it whole on every token would fall
+// behind.
 func (m *model) pendingView() string {
 	p := m.pending
 	if strings.TrimSpace(p) == "" {
 		return ""
-	}
-	if len(p) > 4096 {
-		lines := strings.Split(p, "\n")
-		if len(lines) > 20 {
-			lines = lines[len(lines)-20:]
-		}
-		return strings.Join(lines, "\n")
 	}
 	// What was rendered last may stand in for a block that has grown since
 	// (it is a prefix of it), never for a new block: that one is rendered
 	// at once, so its raw Markdown is never drawn.
 	fresh := m.renderedFor == "" || !strings.HasPrefix(p, m.renderedFor)
 	if p != m.renderedFor && (fresh || time.Since(m.renderedAt) >= 40*time.Millisecond) {
-		m.rendered = m.mdView.render(p, int(m.c.width.Load()))
+		m.rendered = m.mdView.render(pendingTail(p), int(m.c.width.Load()))
 		m.renderedFor, m.renderedAt = p, time.Now()
 	}
 	return m.rendered
+}
+
+// pendingTail returns a long unfinished block's last 20 lines (at most
+// 16 KiB of them), opened
+// again with its code fence where they start inside one, so they render
+// as the code they are; a short block is returned whole.
+func pendingTail(p string) string {
+	const long, keep = 4096, 20
+	if len(p) <= long {
+		return p
+	}
+	lines := strings.Split(p, "\n")
+	cut := max(len(lines)-keep, 0)
+	opener := ""
+	for _, l := range lines[:cut] {
+		t := strings.TrimSpace(l)
+		switch {
+		case opener != "":
+			if closesFence(t, opener) {
+				opener = ""
+			}
+		case opensFence(t):
+			opener = t
+		}
+	}
+	tail := strings.Join(lines[cut:], "\n")
+	if len(tail) > 4*long {
+		// Long lines (minified code, a table row): their last 16 KiB,
+		// from a character's start.
+		i := len(tail) - 4*long
+		for i < len(tail) && !utf8.RuneStart(tail[i]) {
+			i++
+		}
+		tail = tail[i:]
+	}
+	if opener != "" {
+		return opener + "\n" + tail
+	}
+	return tail
 }
 
 func (m *model) statusLine() string {

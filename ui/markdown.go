@@ -20,11 +20,11 @@ func completeBlocks(s string) int {
 		next := pos + nl + 1
 		switch {
 		case fence != "":
-			if strings.HasPrefix(line, fence) && strings.Trim(line, fence[:1]) == "" {
+			if closesFence(line, fence) {
 				fence = ""
 				cut = next
 			}
-		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+		case opensFence(line):
 			fence = line[:3]
 		case line == "" || strings.HasPrefix(line, "#"):
 			cut = next
@@ -32,6 +32,18 @@ func completeBlocks(s string) int {
 		pos = next
 	}
 	return cut
+}
+
+// opensFence reports whether a trimmed line opens a code fence; its first
+// three bytes are then the fence.
+func opensFence(line string) bool {
+	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
+}
+
+// closesFence reports whether a trimmed line closes the fence opened by
+// fence (its first three bytes).
+func closesFence(line, fence string) bool {
+	return strings.HasPrefix(line, fence[:3]) && strings.Trim(line, fence[:1]) == ""
 }
 
 // markdown renders Markdown for the terminal (renderMarkdown). It keeps

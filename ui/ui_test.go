@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -193,5 +194,49 @@ func TestPendingBlockNeverDrawsRawMarkdown(t *testing.T) {
 	}
 	if got := stripANSI(m.pendingView()); !strings.Contains(got, "Run this now") {
 		t.Errorf("a positive control: the pending block was never drawn: %q", got)
+	}
+}
+
+// TestLongPendingBlockIsRendered: of a block too long to re-render whole,
+// the last lines are drawn rendered — inside a code fence, as code.
+func TestLongPendingBlockIsRendered(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Out: io.Discard, Color: true})
+	var code, para strings.Builder
+	code.WriteString("```go\n")
+	for i := 0; code.Len() < 6000; i++ {
+		fmt.Fprintf(&code, "x%d := **p // line %d\n", i, i)
+	}
+	for i := 0; para.Len() < 6000; i++ {
+		fmt.Fprintf(&para, "a **strong** word, line %d\n", i)
+	}
+	for _, tc := range []struct {
+		name, block, want, raw string
+	}{
+		{"code", code.String(), "x", "```"},
+		{"paragraph", para.String(), "a strong word", "**strong**"},
+	} {
+		m := newModel(c)
+		m.Update(pendingMsg(tc.block))
+		got := stripANSI(m.pendingView())
+		if strings.Contains(got, tc.raw) {
+			t.Errorf("%s: the long block drew raw Markdown %q:\n%s", tc.name, tc.raw, got)
+		}
+		if !strings.Contains(got, tc.want) || strings.Count(got, "\n") > 40 {
+			t.Errorf("%s: want its last lines rendered, got:\n%s", tc.name, got)
+		}
+	}
+	// Inside the fence the lines stay the code's own lines; drawn as a
+	// paragraph they would be joined and re-wrapped.
+	m := newModel(c)
+	m.Update(pendingMsg(code.String()))
+	lines := strings.Split(strings.TrimSpace(code.String()), "\n")
+	last := lines[len(lines)-1]
+	found := false
+	for _, l := range strings.Split(stripANSI(m.pendingView()), "\n") {
+		found = found || strings.TrimSpace(l) == last
+	}
+	if !found {
+		t.Errorf("the fenced lines were not drawn as code lines (want %q):\n%s", last, stripANSI(m.pendingView()))
 	}
 }
