@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
@@ -245,20 +246,27 @@ func TestUnknownToolAndMaxSteps(t *testing.T) {
 	}
 }
 
-func TestCancelStopsTheTool(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{call("c1", "echo started; sleep 300", "")}})
+// cancelWhenShown returns a context cancelled once the turn's events
+// show text (a tool's output line: the tool is running).
+func (f *fixture) cancelWhenShown(t *testing.T, text string) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	go func() {
-		for !strings.Contains(f.events.String(), "started") {
-			select {
-			case <-ctx.Done():
+		for !strings.Contains(f.events.String(), text) {
+			if ctx.Err() != nil {
 				return
-			default:
 			}
+			time.Sleep(time.Millisecond)
 		}
 		cancel()
 	}()
+	return ctx
+}
+
+func TestCancelStopsTheTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{call("c1", "echo started; sleep 300", "")}})
+	ctx := f.cancelWhenShown(t, "started")
 	added, err := f.agent.Turn(ctx, nil, "go")
 	if err != context.Canceled {
 		t.Fatalf("err = %v", err)
@@ -276,17 +284,7 @@ func TestCancelledTurnIsClosed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{
 		call("c1", "echo started; sleep 300", ""), call("c2", "touch SECOND", "")}})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for !strings.Contains(f.events.String(), "started") {
-			select {
-			case <-ctx.Done():
-				return
-			default:
-			}
-		}
-		cancel()
-	}()
+	ctx := f.cancelWhenShown(t, "started")
 	added, err := f.agent.Turn(ctx, nil, "go")
 	if err != context.Canceled {
 		t.Fatalf("err = %v", err)
@@ -405,17 +403,7 @@ func TestCancelledHistoryIsWellFormedOnTheWire(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, allowBash, provider.Response{ToolCalls: []provider.ToolCall{
 		call("c1", "echo started; sleep 300", ""), call("c2", "true", "")}})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for !strings.Contains(f.events.String(), "started") {
-			select {
-			case <-ctx.Done():
-				return
-			default:
-			}
-		}
-		cancel()
-	}()
+	ctx := f.cancelWhenShown(t, "started")
 	added, _ := f.agent.Turn(ctx, nil, "go")
 	history := append(added, provider.Message{Role: provider.RoleUser, Text: "next"})
 
