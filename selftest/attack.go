@@ -40,6 +40,7 @@ const (
 	AtkSibPsMCP    = "siblings: ps eww from an MCP server"
 	AtkVaultFile   = "storage: read vault.env"
 	AtkKeyring     = "storage: the keyring over the bus"
+	AtkSSHAgent    = "storage: the ssh agent"
 	AtkSessionKey  = "storage: a key in hush's session keyring"
 	AtkConfigWrite = "storage: write config.toml"
 	AtkTrustWrite  = "storage: write the trust file"
@@ -56,7 +57,7 @@ const (
 )
 
 // AttackRows lists the attacks in display order.
-var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSessionKey, AtkConfigWrite,
+var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
 	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
 
 // Attack columns: who the agent under test and its tools run as.
@@ -91,11 +92,12 @@ const (
 	aEnvrc    = ".envrc"
 	aLinger   = "the detached child's granted secret"
 	aSessKey  = "a key in hush's session keyring"
+	aSSHAgent = "a key in the ssh agent"
 )
 
 func newAttackCanaries() canaries {
 	c := canaries{}
-	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey} {
+	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent} {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		c[l] = canaryPrefix + "atk" + strconv.Itoa(i) + "-" + hex.EncodeToString(b)
@@ -142,6 +144,10 @@ const (
 	fLingerCheck   = ".audit-linger-check"
 	fLingerChecked = ".audit-linger-checked"
 )
+
+// agentControl is where the ssh agent row's positive control listens: an
+// agent like the planted one, at a path nothing hides.
+func (w *attackWorld) agentControl() string { return filepath.Join(w.run, "agent-control.sock") }
 
 // authorizedKeys is the attack home's ~/.ssh/authorized_keys, planted
 // with plantedKey: the audit's, never the user's.
@@ -322,7 +328,7 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	data, conf := sq(w.dataDir), sq(w.configDir)
 	b.WriteString(`cat ` + data + `/vault.env 2>&1 | r vault-file; cat ` + sq(filepath.Join(w.public, "notes")) + ` 2>&1 | r public-file; `)
 	b.WriteString(bin + ` __probe --connect bus=` + sq(filepath.Join(w.run, "bus")) + ` --connect keyring=` + sq(filepath.Join(w.run, "keyring", "control")) +
-		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + `; `)
+		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + ` --ssh-agent-control ` + sq(w.agentControl()) + `; `)
 	b.WriteString(bin + ` __probe --session-key ` + sq(w.keyName) + `; `)
 	b.WriteString(`printf '\n[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' >> ` + conf + `/config.toml 2>&1 | r write-config; `)
 	b.WriteString(`printf '{"projects":{}}\n' > ` + conf + `/trusted-projects.json 2>&1 | r write-trust; `)
@@ -440,6 +446,19 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 		_ = os.Chmod(path, 0o666)
 		listeners = append(listeners, l)
 		go serveOnce(l, say)
+	}
+	// The ssh agent the attack looks for in /tmp, and its control.
+	for path, comment := range map[string]string{"": c[aSSHAgent], w.agentControl(): mark} {
+		a, err := serveAgent(path, comment)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Close()
+		if cred != nil {
+			if err := a.Chown(int(cred.Uid), int(cred.Gid)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if cred != nil {
 		for _, d := range []string{dir, w.run} {
@@ -808,6 +827,7 @@ func (r *attackResult) cells() map[string]Cell {
 	// STORAGE.
 	out[AtkVaultFile] = r.readAttack([]string{"vault-file"}, []string{"public-file"}, identity)
 	out[AtkKeyring] = r.readAttack([]string{"connect-bus", "connect-keyring"}, []string{"connect-control"}, identity)
+	out[AtkSSHAgent] = r.readAttack([]string{"ssh-agent"}, []string{"ssh-agent-control"}, identity)
 	if r.keyPlanted != nil {
 		out[AtkSessionKey] = failed("the audit could not plant a key in its session keyring and read it back, so finding none proves nothing: " + shortErr(r.keyPlanted.Error()))
 	} else {

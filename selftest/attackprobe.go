@@ -95,6 +95,11 @@ type AttackOptions struct {
 	// for and read, with Mark kept as a key of the probe's own as the
 	// positive control (sessionkey.go).
 	SessionKey string
+	// SSHAgents scans /tmp for ssh agents and asks each for its keys'
+	// comments (sshagent.go), and asks the one at SSHAgentControl the
+	// same, as the positive control.
+	SSHAgents       bool
+	SSHAgentControl string
 }
 
 // RunAttack performs the attacks and returns their result lines.
@@ -128,6 +133,11 @@ func RunAttack(ctx context.Context, o AttackOptions) []string {
 	}
 	if o.SessionKey != "" {
 		out = append(out, attackSessionKey(o.SessionKey, o.Mark)...)
+	}
+	if o.SSHAgents {
+		out = append(out, attackLine("ssh-agent", scanAgents(), nil))
+		got, err := agentComments(o.SSHAgentControl)
+		out = append(out, attackLine("ssh-agent-control", hits(got), err))
 	}
 	if o.Reveal != "" {
 		data, err := revealInPTY(ctx, o.Reveal, o.RevealData, o.RevealConf)

@@ -84,7 +84,7 @@ func runAuditAs(t *testing.T, cred *syscall.Credential, args ...string) (attackR
 
 var auditAttacks = []string{
 	"siblings: /proc/*/environ from bash", "siblings: ps eww from bash", "siblings: /proc/*/environ from an MCP server",
-	"siblings: ps eww from an MCP server", "storage: read vault.env", "storage: the keyring over the bus",
+	"siblings: ps eww from an MCP server", "storage: read vault.env", "storage: the keyring over the bus", "storage: the ssh agent",
 	"storage: a key in hush's session keyring", "storage: write config.toml", "storage: write the trust file",
 	"storage: rewrite hush's executable", "storage: add a login key to ~/.ssh", "storage: hush vault reveal in a pty",
 	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc",

@@ -47,6 +47,9 @@ const (
 	ReasonDotEnv       = "a .env-family file of the project: it holds secrets hush reads as a legacy source"
 	ReasonCredential   = "a credential store in the home directory; `[sandbox] allow` re-opens it"
 	ReasonSSHKey       = "a private key in ~/.ssh; `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
+	ReasonSSHAgent     = "an ssh agent's socket: a tool that reaches it signs with your keys (logs in to your servers, pushes as you); `[sandbox] allow = [\"~/.ssh\"]` re-opens it"
+	ReasonGPGAgent     = "gpg-agent's sockets: a tool that reaches them decrypts and signs with your keys while the passphrase is cached (`pass show` prints your passwords); `[sandbox] allow = [\"~/.gnupg\"]` re-opens them"
+	ReasonGPGKey       = "your GnuPG private keys; `[sandbox] allow = [\"~/.gnupg\"]` re-opens them"
 	ReasonHide         = "listed in [sandbox] hide"
 	ReasonUnreadable   = "a project directory hush cannot list, so it cannot check it for .env files"
 	// Read-only masks: the tool reads them, and cannot change, replace,
@@ -61,7 +64,21 @@ const (
 var homeCredentialStores = []string{
 	".aws", ".config/gh", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
 	".config/gcloud", ".azure", ".npmrc", ".pypirc", ".cargo/credentials*",
+	".vault-token", ".pgpass", ".my.cnf", ".terraform.d/credentials.tfrc.json", ".config/hub",
+	".gem/credentials",
 }
+
+// gpgAgentSockets are gpg-agent's socket names, in ~/.gnupg (GnuPG before
+// 2.1.13, or without a runtime dir) — the whole $XDG_RUNTIME_DIR/gnupg is
+// hidden, since it holds nothing but sockets (and, for another GNUPGHOME,
+// a d.<hash> directory of them).
+var gpgAgentSockets = []string{"S.gpg-agent", "S.gpg-agent.ssh", "S.gpg-agent.extra", "S.gpg-agent.browser"}
+
+// sshAgentSockets are where an ssh agent listens without being told
+// (relative to $XDG_RUNTIME_DIR): systemd's ssh-agent.service, OpenSSH's
+// own unit, and gcr's (GNOME's). OpenSSH's default, /tmp/ssh-*/agent.<pid>,
+// is found by the /tmp watch (tmpBuses).
+var sshAgentSockets = []string{"ssh-agent.socket", "openssh_agent", "gcr/ssh"}
 
 // Mask is one path a sandboxed tool does not see.
 type Mask struct {
@@ -81,6 +98,10 @@ type Mask struct {
 	// itself, so the link cannot be replaced or removed.
 	Link   bool
 	Reason string
+	// AllowedBy is the path whose `[sandbox] allow` also re-opens this
+	// mask, besides its own: an agent's socket follows the directory of
+	// the keys it holds (~/.ssh, ~/.gnupg), wherever it listens.
+	AllowedBy string
 }
 
 // MaskOptions are the inputs to the mask list. Paths are absolute; every
@@ -98,6 +119,9 @@ type MaskOptions struct {
 	RuntimeDir string
 	BusAddress string
 	DockerHost string
+	// SSHAuthSock is $SSH_AUTH_SOCK from the same snapshot: the agent hush
+	// was started with, hidden like the ones at their default places.
+	SSHAuthSock string
 	// Tmux is $TMUX, TmuxTmpDir $TMUX_TMPDIR, ScreenDir $SCREENDIR: where
 	// the terminal multiplexers' servers listen (multiplexerSockets).
 	Tmux, TmuxTmpDir, ScreenDir string
@@ -121,6 +145,9 @@ type MaskSet struct {
 	fixed   []Mask // candidates outside the project, checked for existence on each plan
 	allow   []string
 	project string // resolved project root, or ""
+	// sshAllow and gpgAllow are ~/.ssh and ~/.gnupg resolved: an allow of
+	// them re-opens the agents too (Mask.AllowedBy). "" without a home.
+	sshAllow, gpgAllow string
 	// home, sshDir and homeGlobs are the home directory resolved and the
 	// credential-store patterns joined to it, once: Masked runs for every
 	// file a walk passes.
@@ -213,6 +240,29 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	if opts.RuntimeDir != "" {
 		add(filepath.Join(opts.RuntimeDir, "keyring"), true, ReasonKeyring)
 	}
+	if opts.Home != "" {
+		s.sshAllow = resolvePath(filepath.Join(opts.Home, ".ssh"))
+		s.gpgAllow = resolvePath(filepath.Join(opts.Home, ".gnupg"))
+	}
+	agent := func(p string, dir bool, reason, allowedBy string) {
+		if filepath.IsAbs(p) {
+			s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Dir: dir, Reason: reason, AllowedBy: allowedBy})
+		}
+	}
+	agent(opts.SSHAuthSock, false, ReasonSSHAgent, s.sshAllow)
+	for _, rt := range runtimeDirs(opts.RuntimeDir) {
+		for _, n := range sshAgentSockets {
+			agent(filepath.Join(rt, n), false, ReasonSSHAgent, s.sshAllow)
+		}
+		agent(filepath.Join(rt, "gnupg"), true, ReasonGPGAgent, s.gpgAllow)
+	}
+	if opts.Home != "" {
+		for _, n := range gpgAgentSockets {
+			add(filepath.Join(opts.Home, ".gnupg", n), false, ReasonGPGAgent)
+		}
+		add(filepath.Join(opts.Home, ".gnupg", "private-keys-v1.d"), true, ReasonGPGKey)
+		add(filepath.Join(opts.Home, ".gnupg", "secring.gpg"), false, ReasonGPGKey)
+	}
 	if !opts.Docker {
 		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {
 			add(p, false, ReasonDocker)
@@ -225,11 +275,9 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 	for _, p := range socks {
 		add(p, false, ReasonMultiplexer)
 	}
-	for _, rt := range []string{opts.RuntimeDir, "/run/user/" + strconv.Itoa(os.Geteuid())} {
-		if filepath.IsAbs(rt) {
-			add(filepath.Join(rt, "systemd", "private"), false, ReasonUserManager)
-			add(filepath.Join(rt, "emacs"), true, ReasonUserManager)
-		}
+	for _, rt := range runtimeDirs(opts.RuntimeDir) {
+		add(filepath.Join(rt, "systemd", "private"), false, ReasonUserManager)
+		add(filepath.Join(rt, "emacs"), true, ReasonUserManager)
 	}
 	add(filepath.Join(os.TempDir(), "emacs"+strconv.Itoa(os.Geteuid())), true, ReasonUserManager)
 	if os.Geteuid() == 0 {
@@ -290,6 +338,10 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 	}
 	var all []Mask
 	for _, p := range strayBuses() {
+		if strings.HasPrefix(p, "/tmp/ssh-") {
+			all = append(all, Mask{Path: p, Dir: true, Reason: ReasonSSHAgent, AllowedBy: s.sshAllow})
+			continue
+		}
 		all = append(all, Mask{Path: p, Reason: ReasonBus})
 	}
 	for _, m := range s.fixed {
@@ -318,7 +370,7 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 	var out []Mask
 	s.reopened = s.reopened[:0]
 	for _, m := range all {
-		if !m.ReadOnly && s.allowed(m.Path) {
+		if !m.ReadOnly && s.reopens(m) {
 			s.reopened = append(s.reopened, m)
 			continue
 		}
@@ -411,7 +463,7 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 		return "", false
 	}
 	for _, m := range s.fixed {
-		if !m.ReadOnly && within(p, m.Path) {
+		if !m.ReadOnly && within(p, m.Path) && !(m.AllowedBy != "" && s.allowed(m.AllowedBy)) {
 			return m.Reason, true
 		}
 	}
@@ -454,11 +506,17 @@ func (s *MaskSet) maskedPath(p string) (string, bool) {
 // nothing more to hide.
 func (s *MaskSet) hiddenWhole(p string) bool {
 	for _, m := range s.fixed {
-		if !m.ReadOnly && within(p, m.Path) && isDir(m.Path) && !s.allowed(m.Path) {
+		if !m.ReadOnly && within(p, m.Path) && isDir(m.Path) && !s.reopens(m) {
 			return true
 		}
 	}
 	return false
+}
+
+// reopens reports whether [sandbox] allow lifts mask m: an entry at or
+// above its path, or at or above its AllowedBy.
+func (s *MaskSet) reopens(m Mask) bool {
+	return s.allowed(m.Path) || m.AllowedBy != "" && s.allowed(m.AllowedBy)
 }
 
 func (s *MaskSet) allowed(p string) bool {
@@ -657,7 +715,10 @@ func busSockets(addr, runtimeDir string) []string {
 // without DBUS_SESSION_BUS_ADDRESS (from cron, a CI step, another
 // terminal), hush would hide none of them, and a tool that finds one reads
 // the keyring of that user. They are looked for on each plan: a session
-// may start after hush.
+// may start after hush. The same listing of /tmp finds OpenSSH's agent
+// directories, /tmp/ssh-*/ (agent.<pid> inside), which ssh-agent makes
+// wherever SSH_AUTH_SOCK is not passed on: they are returned with the
+// buses, and Masks hides them whole.
 func strayBuses() []string {
 	out := append([]string(nil), tmpBuses()...)
 	if p := fmt.Sprintf("/run/user/%d/bus", os.Geteuid()); func() bool { _, err := os.Lstat(p); return err == nil }() {
@@ -666,7 +727,8 @@ func strayBuses() []string {
 	return out
 }
 
-// tmpBuses are the /tmp/dbus-* sockets. On Linux an inotify watch keeps
+// tmpBuses are the /tmp/dbus-* sockets and /tmp/ssh-* directories
+// (tmpMasked). On Linux an inotify watch keeps
 // them up to date (sandbox_tmpbus_linux.go). Elsewhere, or without an
 // inotify instance, /tmp is listed again only when its mtime changed (an
 // entry was made, removed or renamed there): /tmp holds hundreds of
@@ -717,18 +779,51 @@ var tmpBusCache struct {
 
 func listTmpBuses() []string {
 	var out []string
-	m, _ := filepath.Glob("/tmp/dbus-*")
-	for _, p := range m {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			out = append(out, p)
+	for _, pat := range []string{"/tmp/dbus-*", "/tmp/ssh-*"} {
+		m, _ := filepath.Glob(pat)
+		for _, p := range m {
+			if fi, err := os.Lstat(p); err == nil && tmpMasked(filepath.Base(p), fi.Mode()) {
+				out = append(out, p)
+			}
 		}
 	}
+	sort.Strings(out)
 	return out
+}
+
+// tmpMaskName reports whether a name in /tmp may be one tmpBuses hides;
+// tmpMasked decides with its type: a dbus-* socket, or a real ssh-*
+// directory (not a link: the mount would follow it).
+func tmpMaskName(name string) bool {
+	return strings.HasPrefix(name, "dbus-") || strings.HasPrefix(name, "ssh-")
+}
+
+func tmpMasked(name string, mode fs.FileMode) bool {
+	switch {
+	case strings.HasPrefix(name, "dbus-"):
+		return mode&fs.ModeSocket != 0
+	case strings.HasPrefix(name, "ssh-"):
+		return mode.IsDir()
+	}
+	return false
 }
 
 // AbstractBus reports whether the session bus address names an abstract
 // socket, which no mount can hide.
 func AbstractBus(addr string) bool { return strings.Contains(addr, "unix:abstract=") }
+
+// runtimeDirs are $XDG_RUNTIME_DIR and the login session's runtime dir,
+// /run/user/<uid>, whether or not XDG_RUNTIME_DIR says so (started from
+// cron or a CI step, hush may not be told), once each.
+func runtimeDirs(rt string) []string {
+	var out []string
+	for _, d := range []string{rt, "/run/user/" + strconv.Itoa(os.Geteuid())} {
+		if filepath.IsAbs(d) && (len(out) == 0 || filepath.Clean(d) != filepath.Clean(out[0])) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // multiplexerSockets are the directories and sockets where the user's
 // tmux and screen servers listen. A server accepts every client of its

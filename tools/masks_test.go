@@ -222,8 +222,14 @@ func TestMaskAllow(t *testing.T) {
 	if !strings.Contains(plan, ".netrc") {
 		t.Errorf("allow re-opened more than it names:\n%s", plan)
 	}
-	if len(s.Reopened()) != 3 {
-		t.Errorf("reopened = %v, want the two keys and ~/.aws", s.Reopened())
+	var reopened []Mask
+	for _, m := range s.Reopened() {
+		if strings.HasPrefix(m.Path, w.root+"/") {
+			reopened = append(reopened, m) // not the machine's own ssh agents
+		}
+	}
+	if len(reopened) != 3 {
+		t.Errorf("reopened = %v, want the two keys and ~/.aws", reopened)
 	}
 	if _, ok := s.Masked(w.home + "/.ssh/id_ed25519"); ok {
 		t.Error("an allowed key is still Masked")
@@ -379,5 +385,112 @@ func TestMaskExecutableLinks(t *testing.T) {
 	}
 	if _, masked := s.Masked(w.home + "/.local/bin/hush"); masked {
 		t.Error("a PATH link to hush is not readable")
+	}
+}
+
+// TestMaskKeyAgents: the ssh and gpg agents' sockets (at $SSH_AUTH_SOCK,
+// in the runtime dir, in ~/.gnupg, and OpenSSH's /tmp/ssh-* directory made
+// after the mask set), GnuPG's private keys and ~/.vault-token are in the
+// plan and Masked; `allow = ["~/.ssh"]` re-opens the ssh agents and
+// `allow = ["~/.gnupg"]` gpg-agent, wherever they listen, and nothing else.
+func TestMaskKeyAgents(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	authSock := w.root + "/agent/agent.sock"
+	sshPaths := []string{authSock, w.run + "/ssh-agent.socket", w.run + "/openssh_agent", w.run + "/gcr/ssh"}
+	gpgPaths := []string{w.run + "/gnupg", w.home + "/.gnupg/S.gpg-agent", w.home + "/.gnupg/S.gpg-agent.ssh",
+		w.home + "/.gnupg/private-keys-v1.d", w.home + "/.gnupg/secring.gpg"}
+	for _, p := range append(append([]string{}, sshPaths...), gpgPaths[1:]...) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{w.home + "/.gnupg/private-keys-v1.d", w.run + "/gnupg/d.abc"} {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{w.home + "/.gnupg/secring.gpg", w.home + "/.vault-token", w.home + "/.pgpass", w.home + "/.gnupg/pubring.kbx"} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range append([]string{w.run + "/gnupg/S.gpg-agent"}, append(append([]string{}, sshPaths...), gpgPaths[1:3]...)...) {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+	}
+	plan := func(allow ...string) (*MaskSet, map[string]string) {
+		o := w.opts()
+		o.SSHAuthSock, o.Allow = authSock, allow
+		s, err := NewMaskSet(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		masks, err := s.Masks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, m := range masks {
+			got[m.Path] = m.Reason
+		}
+		return s, got
+	}
+	tmpAgent, err := os.MkdirTemp("/tmp", "ssh-hushmask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmpAgent) })
+	s, got := plan()
+	for _, p := range append(append([]string{tmpAgent}, sshPaths...), gpgPaths...) {
+		if got[p] == "" {
+			t.Errorf("%s is not in the plan", p)
+		}
+		if _, ok := s.Masked(p); !ok && p != tmpAgent {
+			t.Errorf("%s is not Masked", p)
+		}
+	}
+	if got[tmpAgent] != ReasonSSHAgent || got[authSock] != ReasonSSHAgent || got[w.run+"/gnupg"] != ReasonGPGAgent ||
+		got[w.home+"/.gnupg/private-keys-v1.d"] != ReasonGPGKey {
+		t.Errorf("reasons: %q %q %q", got[tmpAgent], got[authSock], got[w.run+"/gnupg"])
+	}
+	for _, p := range []string{w.home + "/.vault-token", w.home + "/.pgpass"} {
+		if got[p] != ReasonCredential {
+			t.Errorf("%s: reason %q, want a credential store", p, got[p])
+		}
+	}
+	// Positive control: what holds no key stays visible.
+	if _, ok := s.Masked(w.home + "/.gnupg/pubring.kbx"); ok || got[w.home+"/.gnupg"] != "" {
+		t.Error("~/.gnupg's public keyring is masked")
+	}
+
+	s, got = plan("~/.ssh")
+	for _, p := range append([]string{tmpAgent}, sshPaths...) {
+		if got[p] != "" {
+			t.Errorf("allow ~/.ssh did not re-open %s", p)
+		}
+		if _, ok := s.Masked(p); ok {
+			t.Errorf("allow ~/.ssh: %s is still Masked", p)
+		}
+	}
+	for _, p := range gpgPaths {
+		if got[p] == "" {
+			t.Errorf("allow ~/.ssh re-opened %s", p)
+		}
+	}
+	s, got = plan("~/.gnupg")
+	for _, p := range gpgPaths {
+		if got[p] != "" {
+			t.Errorf("allow ~/.gnupg did not re-open %s", p)
+		}
+		if _, ok := s.Masked(p); ok {
+			t.Errorf("allow ~/.gnupg: %s is still Masked", p)
+		}
+	}
+	if got[authSock] == "" || got[tmpAgent] == "" {
+		t.Error("allow ~/.gnupg re-opened an ssh agent")
 	}
 }

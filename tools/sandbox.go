@@ -104,7 +104,7 @@ func protections(ns bool, reason string, landlock int) []Protection {
 	}
 	ps := []Protection{
 		off(ProtectPID, "the tool sees only its own processes, with its own /proc: not hush, not another tool"),
-		off(ProtectMounts, "hush's files, the keyring and Docker sockets, the project's .env files and home credential stores are hidden; hush's executable and ~/.ssh are read-only"),
+		off(ProtectMounts, "hush's files, the keyring, Docker and key agents' (ssh-agent, gpg-agent) sockets, the project's .env files, home credential stores and private keys are hidden; hush's executable and ~/.ssh are read-only"),
 		off(ProtectUser, "even as root the tool holds no capability over the host: no ptrace, no /proc/<pid>/mem, no remount"),
 		off(ProtectNoPrivs, "no setuid or file-capability gain"),
 		off(ProtectLifetime, "everything the tool starts dies with the call and with hush"),

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The /tmp/dbus-* sockets (strayBuses), kept up to date from inotify
+// The /tmp/dbus-* sockets and /tmp/ssh-* agent directories (strayBuses), kept up to date from inotify
 // events on /tmp instead of listed again on each plan. /tmp holds hundreds
 // of entries and, on a busy machine, changes every second or so (builds,
 // editors, other tools): tmpBuses' mtime check then listed it again on
@@ -26,7 +27,7 @@ type tmpBusWatch struct {
 	sync.Mutex
 	fd       int // the inotify descriptor; 0: none
 	dev, ino uint64
-	socks    map[string]bool // base names of the dbus-* sockets
+	socks    map[string]bool // base names of the dbus-* sockets and ssh-* dirs
 	list     []string        // their paths, sorted
 	buf      []byte
 }
@@ -98,7 +99,7 @@ func (w *tmpBusWatch) start() bool {
 }
 
 // drain reads the events queued since the last plan and checks each
-// dbus-* name again. It returns false when the watch must start over.
+// dbus-* and ssh-* name again. It returns false when the watch must start over.
 func (w *tmpBusWatch) drain() bool {
 	changed := false
 	for {
@@ -123,11 +124,11 @@ func (w *tmpBusWatch) drain() bool {
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if ok, _ := filepath.Match("dbus-*", string(name)); !ok {
+			if !tmpMaskName(string(name)) {
 				continue
 			}
 			var st unix.Stat_t
-			isSock := unix.Lstat("/tmp/"+string(name), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK
+			isSock := unix.Lstat("/tmp/"+string(name), &st) == nil && tmpMasked(string(name), unixMode(st.Mode))
 			if isSock != w.socks[string(name)] {
 				changed = true
 				if isSock {
@@ -142,6 +143,17 @@ func (w *tmpBusWatch) drain() bool {
 		w.rebuild()
 	}
 	return true
+}
+
+// unixMode is the type bits of a stat's mode, as tmpMasked reads them.
+func unixMode(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	}
+	return 0
 }
 
 func (w *tmpBusWatch) rebuild() {
