@@ -101,7 +101,7 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 	chat = ui.New(ui.Config{
 		In: tty, Out: c.Stdout,
 		Color:    c.Ambient["NO_COLOR"] == "",
-		Model:    firstNonEmpty(c.Model.Name, c.Config.Model.Name),
+		Model:    ModelName(c.Config, c.Model),
 		Provider: firstNonEmpty(c.Model.Provider, c.Config.Model.Provider),
 		Dir:      c.Dir,
 		Home:     c.Ambient["HOME"],

@@ -194,21 +194,29 @@ func TestChatWrapsLongLinesItself(t *testing.T) {
 	if code := tm.wait(10 * time.Second); code != 0 {
 		t.Fatalf("exit %d\n%s", code, tm.Screen())
 	}
-	seen := 0
+	calls, outputs := 0, 0
 	// Runs of text the terminal draws in one go: a line break, a carriage
 	// return or a cursor move ends one.
 	moves := regexp.MustCompile(`\x1b\[[0-9;?]*[A-HJKSTf]|\r|\n`)
 	for _, row := range moves.Split(tm.Raw(), -1) {
 		row = ansi.ReplaceAllString(row, "")
-		if strings.Contains(row, "● bash") || strings.Contains(row, "│ aaaa") {
-			seen++
+		isCall, isOutput := strings.Contains(row, "● bash"), strings.Contains(row, "│ aaaa")
+		if isCall || isOutput {
 			if n := utf8.RuneCountInString(row); n > cols {
 				t.Errorf("a row of %d columns on a %d-column terminal: %q", n, cols, row)
 			}
 		}
+		if isCall {
+			calls++
+		}
+		if isOutput {
+			outputs++
+		}
 	}
-	if seen < 2 {
-		t.Errorf("the call and its output line were not found:\n%s", tm.Screen())
+	// 150 a's behind the 4-column gutter take three rows, each with the
+	// gutter.
+	if calls < 1 || outputs < 3 {
+		t.Errorf("want the call and its output line on three rows behind the gutter, saw %d and %d:\n%s", calls, outputs, tm.Screen())
 	}
 }
 
@@ -520,5 +528,23 @@ func TestChatEnterDuringATurnQueues(t *testing.T) {
 	tm.send("\x04")
 	if code := tm.wait(10 * time.Second); code != 0 {
 		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+}
+
+// TestChatNamesTheReplayedModel: with the replay provider the header and
+// the status line name what is replayed, as `hush run --json` does, not
+// an empty model name.
+func TestChatNamesTheReplayedModel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	tm := startPTY(t, w, "chat", "--provider", "replay")
+	tm.expect("› ", 20*time.Second)
+	tm.expect("embedded leak check · ", 10*time.Second)
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, tm.Screen())
+	}
+	if !strings.Contains(tm.Screen(), "hush chat — embedded leak check (replay)") {
+		t.Errorf("the header does not name the replay:\n%s", tm.Screen())
 	}
 }

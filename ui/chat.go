@@ -295,7 +295,7 @@ func (c *Chat) ToolStart(call provider.ToolCall) {
 // ToolOutput implements executor.Events.
 func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	for _, line := range c.preview.add(string(chunk)) {
-		c.print(c.st.pipe.Render("  │ ") + expandTabs(line))
+		c.printOutput(line)
 	}
 	// An unfinished line (a prompt, a progress bar, or bytes the redactor
 	// still holds back) is shown live until it ends.
@@ -306,11 +306,24 @@ func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
 	c.send(toolLineMsg(partial))
 }
 
+// printOutput prints one line of a tool's output behind the output's
+// gutter; a line wider than the terminal is wrapped with the gutter on
+// each of its rows, so the output stays one column.
+func (c *Chat) printOutput(line string) {
+	const gutterWidth = 4 // "  │ "
+	gutter := c.st.pipe.Render("  │ ")
+	line = expandTabs(line)
+	if w := int(c.width.Load()) - gutterWidth; w > 0 && ansi.StringWidth(line) > w {
+		line = strings.ReplaceAll(ansi.Hardwrap(line, w, true), "\n", "\n"+gutter)
+	}
+	c.print(gutter + line)
+}
+
 // ToolEnd implements executor.Events.
 func (c *Chat) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
 	c.send(toolLineMsg(""))
 	if line, ok := c.preview.rest(); ok {
-		c.print(c.st.pipe.Render("  │ ") + expandTabs(line))
+		c.printOutput(line)
 	}
 	if c.preview.cut {
 		c.print(c.st.pipe.Render("  │ ") + c.st.dim.Render("… (preview cut; the model sees up to 32 KiB)"))
