@@ -5,9 +5,12 @@ package tools
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -131,5 +134,97 @@ s=socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1]); print(
 		if !leaks(out, canaryOf(name)) {
 			t.Errorf("[sandbox] allow did not re-open %s:\n%s", name, out)
 		}
+	}
+}
+
+// realAgentSuite: the real ssh-agent and gpg-agent, started as the
+// attacker after hush's mask set was made, at their default places
+// (OpenSSH's /tmp/ssh-*/agent.<pid>; gpg-agent's socket for the home's
+// ~/.gnupg) and never named to the mask set: a sandboxed `ssh-add -L`
+// lists no key and `gpg-connect-agent` reaches no agent; unsandboxed, and
+// with `[sandbox] allow = ["~/.ssh", "~/.gnupg"]`, both do.
+func realAgentSuite(t *testing.T, a attacker) {
+	for _, cmd := range []string{"ssh-agent", "ssh-add", "ssh-keygen", "gpg-agent", "gpg-connect-agent", "gpgconf"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			t.Fatalf("%s is not installed (scripts/provision installs openssh-client and gnupg)", cmd)
+		}
+	}
+	w := newWorld(t, a)
+	gnupg := w.home + "/.gnupg"
+	if err := os.MkdirAll(gnupg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if a.cred != nil {
+		os.Lchown(gnupg, int(a.cred.Uid), int(a.cred.Gid))
+	}
+	env := []string{"HOME=" + w.home, "PATH=/usr/local/bin:/usr/bin:/bin", "GNUPGHOME=" + gnupg}
+	asAttacker := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Env, cmd.Dir = env, w.home
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: a.cred}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	key := w.home + "/.ssh/id_agenttest"
+	asAttacker("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", w.canary, "-f", key)
+	out := asAttacker("ssh-agent", "-s")
+	var sock, pid string
+	for _, f := range strings.FieldsFunc(out, func(r rune) bool { return r == ';' || r == '\n' }) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(f), "SSH_AUTH_SOCK="); ok {
+			sock = v
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(f), "SSH_AGENT_PID="); ok {
+			pid = v
+		}
+	}
+	if !strings.HasPrefix(sock, "/tmp/ssh-") || pid == "" {
+		t.Fatalf("ssh-agent -s said:\n%s", out)
+	}
+	t.Cleanup(func() {
+		if n, err := strconv.Atoi(pid); err == nil {
+			syscall.Kill(n, syscall.SIGTERM)
+		}
+		os.RemoveAll(filepath.Dir(sock))
+	})
+	env = append(env, "SSH_AUTH_SOCK="+sock)
+	asAttacker("ssh-add", "-q", key)
+	os.Remove(key) // only the agent holds it now
+	asAttacker("gpg-agent", "--homedir", gnupg, "--daemon", "--quiet")
+	t.Cleanup(func() {
+		cmd := exec.Command("gpgconf", "--homedir", gnupg, "--kill", "gpg-agent")
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: a.cred}
+		cmd.Run()
+	})
+	gpgSock := strings.TrimSpace(asAttacker("gpgconf", "--homedir", gnupg, "--list-dirs", "agent-socket"))
+
+	script := `SSH_AUTH_SOCK=` + sock + ` ssh-add -L 2>&1; echo gpg:; gpg-connect-agent --no-autostart --homedir ` + gnupg +
+		` 'GETINFO socket_name' /bye 2>&1`
+	sandbox := func(allow ...string) *Sandbox {
+		m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
+			Project: w.project, Allow: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Sandbox{Masks: m, Required: true}
+	}
+	reached := func(out string) (ssh, gpg bool) {
+		return leaks(out, w.canary), strings.Contains(out, "D "+gpgSock)
+	}
+	ssh, gpg := reached(a.run(t, w.project, nil, script, nil))
+	if !ssh || !gpg {
+		t.Fatalf("control: unsandboxed, ssh-add reached the agent: %v, gpg-connect-agent: %v (socket %s)", ssh, gpg, gpgSock)
+	}
+	out = a.run(t, w.project, nil, script, sandbox())
+	if ssh, gpg := reached(out); ssh || gpg {
+		t.Errorf("a sandboxed tool reached the real agents (ssh %v, gpg %v):\n%s", ssh, gpg, out)
+	}
+	out = a.run(t, w.project, nil, script, sandbox("~/.ssh", "~/.gnupg"))
+	if ssh, gpg := reached(out); !ssh || !gpg {
+		t.Errorf("[sandbox] allow did not re-open the agents (ssh %v, gpg %v):\n%s", ssh, gpg, out)
 	}
 }

@@ -215,6 +215,7 @@ func runSuiteAsNobody(t *testing.T) {
 
 func attackSuite(t *testing.T, a attacker) {
 	t.Run("key-agents", func(t *testing.T) { agentSuite(t, a) })
+	t.Run("real-key-agents", func(t *testing.T) { realAgentSuite(t, a) })
 	t.Run("storage-dotenv-credentials", func(t *testing.T) {
 		w := newWorld(t, a)
 		targets := []string{w.data + "/vault.env", w.data + "/audit.jsonl", w.config + "/config.toml",
