@@ -49,7 +49,7 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 	masks, err := tools.NewMaskSet(tools.MaskOptions{
 		Executable: exe, PathEnv: ambient["PATH"], Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
 		RuntimeDir: ambient["XDG_RUNTIME_DIR"], BusAddress: ambient["DBUS_SESSION_BUS_ADDRESS"],
-		DockerHost: ambient["DOCKER_HOST"], SSHAuthSock: ambient["SSH_AUTH_SOCK"], Project: dir,
+		DockerHost: ambient["DOCKER_HOST"], SSHAuthSock: ambient["SSH_AUTH_SOCK"], GnuPGHome: ambient["GNUPGHOME"], Project: dir,
 		Tmux: ambient["TMUX"], TmuxTmpDir: ambient["TMUX_TMPDIR"], ScreenDir: ambient["SCREENDIR"],
 		Docker: cfg.Sandbox.Docker, Allow: cfg.Sandbox.Allow, Hide: cfg.Sandbox.Hide,
 	})

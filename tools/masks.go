@@ -122,6 +122,9 @@ type MaskOptions struct {
 	// SSHAuthSock is $SSH_AUTH_SOCK from the same snapshot: the agent hush
 	// was started with, hidden like the ones at their default places.
 	SSHAuthSock string
+	// GnuPGHome is $GNUPGHOME: a GnuPG home of its own, masked as
+	// ~/.gnupg is (agent sockets, private keys).
+	GnuPGHome string
 	// Tmux is $TMUX, TmuxTmpDir $TMUX_TMPDIR, ScreenDir $SCREENDIR: where
 	// the terminal multiplexers' servers listen (multiplexerSockets).
 	Tmux, TmuxTmpDir, ScreenDir string
@@ -256,12 +259,16 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		}
 		agent(filepath.Join(rt, "gnupg"), true, ReasonGPGAgent, s.gpgAllow)
 	}
-	if opts.Home != "" {
-		for _, n := range gpgAgentSockets {
-			add(filepath.Join(opts.Home, ".gnupg", n), false, ReasonGPGAgent)
+	for _, g := range []string{filepath.Join(opts.Home, ".gnupg"), opts.GnuPGHome} {
+		if !filepath.IsAbs(g) {
+			continue
 		}
-		add(filepath.Join(opts.Home, ".gnupg", "private-keys-v1.d"), true, ReasonGPGKey)
-		add(filepath.Join(opts.Home, ".gnupg", "secring.gpg"), false, ReasonGPGKey)
+		// GNUPGHOME's are re-opened by allowing it, or ~/.gnupg.
+		for _, n := range gpgAgentSockets {
+			agent(filepath.Join(g, n), false, ReasonGPGAgent, s.gpgAllow)
+		}
+		agent(filepath.Join(g, "private-keys-v1.d"), true, ReasonGPGKey, s.gpgAllow)
+		agent(filepath.Join(g, "secring.gpg"), false, ReasonGPGKey, s.gpgAllow)
 	}
 	if !opts.Docker {
 		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {

@@ -398,14 +398,15 @@ func TestMaskKeyAgents(t *testing.T) {
 	w := newMaskWorld(t)
 	authSock := w.root + "/agent/agent.sock"
 	sshPaths := []string{authSock, w.run + "/ssh-agent.socket", w.run + "/openssh_agent", w.run + "/gcr/ssh"}
+	gpgHome := w.root + "/gpghome" // $GNUPGHOME
 	gpgPaths := []string{w.run + "/gnupg", w.home + "/.gnupg/S.gpg-agent", w.home + "/.gnupg/S.gpg-agent.ssh",
-		w.home + "/.gnupg/private-keys-v1.d", w.home + "/.gnupg/secring.gpg"}
+		gpgHome + "/S.gpg-agent", w.home + "/.gnupg/private-keys-v1.d", w.home + "/.gnupg/secring.gpg", gpgHome + "/private-keys-v1.d"}
 	for _, p := range append(append([]string{}, sshPaths...), gpgPaths[1:]...) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range []string{w.home + "/.gnupg/private-keys-v1.d", w.run + "/gnupg/d.abc"} {
+	for _, p := range []string{w.home + "/.gnupg/private-keys-v1.d", w.run + "/gnupg/d.abc", gpgHome + "/private-keys-v1.d"} {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -415,7 +416,7 @@ func TestMaskKeyAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range append([]string{w.run + "/gnupg/S.gpg-agent"}, append(append([]string{}, sshPaths...), gpgPaths[1:3]...)...) {
+	for _, p := range append([]string{w.run + "/gnupg/S.gpg-agent"}, append(append([]string{}, sshPaths...), gpgPaths[1:4]...)...) {
 		l, err := net.Listen("unix", p)
 		if err != nil {
 			t.Fatal(err)
@@ -424,7 +425,7 @@ func TestMaskKeyAgents(t *testing.T) {
 	}
 	plan := func(allow ...string) (*MaskSet, map[string]string) {
 		o := w.opts()
-		o.SSHAuthSock, o.Allow = authSock, allow
+		o.SSHAuthSock, o.GnuPGHome, o.Allow = authSock, gpgHome, allow
 		s, err := NewMaskSet(o)
 		if err != nil {
 			t.Fatal(err)
