@@ -555,11 +555,15 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// waitForSome waits up to d for a process whose command line holds mark.
-func waitForSome(mark string, d time.Duration) {
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if len(findMark(mark)) > 0 {
-			return
+// waitForSome waits up to d for a process whose command line holds mark
+// and returns those it found (none: d passed). A process in the middle of
+// an exec reads as an empty command line for a moment (the kernel sets
+// the new one up after the switch to the new image), so one scan that
+// missed a process proves nothing; only the scans over time do.
+func waitForSome(mark string, d time.Duration) []int {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if pids := findMark(mark); len(pids) > 0 || time.Now().After(deadline) {
+			return pids
 		}
 	}
 }
@@ -581,12 +585,19 @@ func findMark(mark string) []int {
 }
 
 // waitForNone waits up to d for no process whose command line holds mark,
-// and returns those left.
+// and returns those left. None counts only when two scans 20 ms apart
+// both find none: one scan can miss a process that is mid-exec.
 func waitForNone(mark string, d time.Duration) []int {
 	deadline := time.Now().Add(d)
+	empty := 0
 	for {
 		pids := findMark(mark)
-		if len(pids) == 0 || time.Now().After(deadline) {
+		if len(pids) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if empty == 2 || time.Now().After(deadline) {
 			return pids
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -664,8 +675,7 @@ func TestSandboxDiesWithHush(t *testing.T) {
 			t.Fatalf("helper: %q %v", buf, err)
 		}
 		// The detached sleep's own command line: "sleep\x00<mark>\x00".
-		waitForSome(mark+"\x00", 3*time.Second)
-		if len(findMark(mark+"\x00")) == 0 {
+		if len(waitForSome(mark+"\x00", 3*time.Second)) == 0 {
 			t.Fatalf("boxed=%v: the detached child did not start: %v", boxed, findMark(mark))
 		}
 		_ = helper.Process.Kill()
