@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // agentSuite: the agents that hold the user's keys — an ssh agent at
@@ -19,9 +20,9 @@ import (
 // systemd's $XDG_RUNTIME_DIR/ssh-agent.socket, gpg-agent in the runtime
 // dir and in ~/.gnupg — and the key files beside them (a GnuPG private
 // key, ~/.vault-token) are out of a sandboxed tool's reach. Each planted
-// socket answers a connection with a canary of its own, counted; the
-// unsandboxed control reaches every one, and so does a sandbox whose
-// [sandbox] allow names ~/.ssh, ~/.gnupg and ~/.vault-token.
+// socket answers a connection that knocks with a canary of its own,
+// counted; the unsandboxed control reaches every one, and so does a
+// sandbox whose [sandbox] allow names ~/.ssh, ~/.gnupg and ~/.vault-token.
 func agentSuite(t *testing.T, a attacker) {
 	w := newWorld(t, a)
 	tmpAgentDir, err := os.MkdirTemp("/tmp", "ssh-hushtest")
@@ -42,6 +43,10 @@ func agentSuite(t *testing.T, a attacker) {
 		"vault-token": w.home + "/.vault-token",
 	}
 	canaryOf := func(name string) string { return w.canary + "x" + strings.ReplaceAll(name, "-", "") }
+	// A connection counts, and is answered, only when it knocks with this
+	// test's word first: other tests running at the same time (hush
+	// audit's probe with --sandbox off) scan /tmp/ssh-* for agents too.
+	knock := "knock-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	hits := new(atomic.Int32)
 	for name, p := range socks {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -60,9 +65,20 @@ func agentSuite(t *testing.T, a attacker) {
 				if err != nil {
 					return
 				}
-				hits.Add(1)
-				c.Write([]byte(say))
-				c.Close()
+				go func() {
+					defer c.Close()
+					c.SetReadDeadline(time.Now().Add(5 * time.Second))
+					// One read: the knock is one small write, and anything
+					// else (an agent client's first request) is refused at
+					// once, so that client is not kept waiting.
+					got := make([]byte, 64)
+					n, _ := c.Read(got)
+					if string(got[:n]) != knock {
+						return
+					}
+					hits.Add(1)
+					c.Write([]byte(say))
+				}()
 			}
 		}()
 	}
@@ -93,7 +109,7 @@ func agentSuite(t *testing.T, a attacker) {
 	var script strings.Builder
 	for name, p := range socks {
 		script.WriteString(`echo ` + name + `:; python3 -c 'import socket,sys
-s=socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1]); print(s.recv(200))' ` + p + ` 2>&1; `)
+s=socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); print(s.recv(200))' ` + p + ` ` + knock + ` 2>&1; `)
 	}
 	for name, p := range files {
 		script.WriteString(`echo ` + name + `:; xxd -p ` + p + ` 2>&1; `)
