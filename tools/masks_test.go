@@ -270,14 +270,7 @@ func TestMaskReadOnly(t *testing.T) {
 	}
 	opts := w.opts()
 	opts.Executable = w.root + "/hush-link"
-	s, err := NewMaskSet(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Masks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, got := maskPlan(t, opts)
 	plan := planString(w, got)
 	for _, want := range []string{"ro file $R/home/.local/bin/hush", "ro dir $R/home/.ssh\nfile $R/home/.ssh/id_ed25519"} {
 		if !strings.Contains(plan, want) {
@@ -310,10 +303,7 @@ func TestMaskReadOnly(t *testing.T) {
 
 	// allow = ["~/.ssh"] re-opens the keys, not writing.
 	opts.Allow = []string{"~/.ssh"}
-	if s, err = NewMaskSet(opts); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Masks()
+	s, got = maskPlan(t, opts)
 	if plan := planString(w, got); !strings.Contains(plan, "ro dir $R/home/.ssh\n") || strings.Contains(plan, "id_ed25519") {
 		t.Errorf("with allow = [\"~/.ssh\"], want ~/.ssh read-only and its keys open:\n%s", plan)
 	}
@@ -322,10 +312,7 @@ func TestMaskReadOnly(t *testing.T) {
 	}
 	// hide = ["~/.ssh"] hides it whole instead.
 	opts.Allow, opts.Hide = nil, []string{"~/.ssh"}
-	if s, err = NewMaskSet(opts); err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Masks()
+	s, got = maskPlan(t, opts)
 	if plan := planString(w, got); !strings.Contains(plan, "\ndir $R/home/.ssh\n") || strings.Contains(plan, "ro dir $R/home/.ssh") || strings.Contains(plan, "id_ed25519") {
 		t.Errorf("with hide = [\"~/.ssh\"], want ~/.ssh hidden whole:\n%s", plan)
 	}
@@ -357,14 +344,7 @@ func TestMaskExecutableLinks(t *testing.T) {
 	}
 	opts := w.opts()
 	opts.Executable, opts.PathEnv = exe, "relative/bin:"+w.root+"/other:"+w.home+"/.local/bin:/usr/bin"
-	s, err := NewMaskSet(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Masks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, got := maskPlan(t, opts)
 	var links []string
 	for _, m := range got {
 		if m.Link {
@@ -494,4 +474,18 @@ func TestMaskKeyAgents(t *testing.T) {
 	if got[authSock] == "" || got[tmpAgent] == "" {
 		t.Error("allow ~/.gnupg re-opened an ssh agent")
 	}
+}
+
+// maskPlan builds opts' mask set and the masks of its plan.
+func maskPlan(t *testing.T, opts MaskOptions) (*MaskSet, []Mask) {
+	t.Helper()
+	s, err := NewMaskSet(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, got
 }
