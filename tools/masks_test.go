@@ -312,7 +312,7 @@ func TestMaskReadOnly(t *testing.T) {
 	}
 	// hide = ["~/.ssh"] hides it whole instead.
 	opts.Allow, opts.Hide = nil, []string{"~/.ssh"}
-	s, got = maskPlan(t, opts)
+	_, got = maskPlan(t, opts)
 	if plan := planString(w, got); !strings.Contains(plan, "\ndir $R/home/.ssh\n") || strings.Contains(plan, "ro dir $R/home/.ssh") || strings.Contains(plan, "id_ed25519") {
 		t.Errorf("with hide = [\"~/.ssh\"], want ~/.ssh hidden whole:\n%s", plan)
 	}
