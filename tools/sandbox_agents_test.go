@@ -3,7 +3,6 @@
 package tools
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,35 +51,8 @@ func agentSuite(t *testing.T, a attacker) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("unix", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
+		serveCanary(t, p, canaryOf(name), knock, hits)
 		os.Chmod(p, 0o777)
-		say := canaryOf(name)
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					c.SetReadDeadline(time.Now().Add(5 * time.Second))
-					// One read: the knock is one small write, and anything
-					// else (an agent client's first request) is refused at
-					// once, so that client is not kept waiting.
-					got := make([]byte, 64)
-					n, _ := c.Read(got)
-					if string(got[:n]) != knock {
-						return
-					}
-					hits.Add(1)
-					c.Write([]byte(say))
-				}()
-			}
-		}()
 	}
 	for name, p := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

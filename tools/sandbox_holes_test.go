@@ -231,21 +231,7 @@ func TestSandboxRootDaemonSockets(t *testing.T) {
 		if err := os.MkdirAll("/run/dbus", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("unix", bus)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(w.canary))
-				c.Close()
-			}
-		}()
+		serveCanary(t, bus, w.canary, "", nil)
 	}
 	script := `for s in ` + strings.Join(rootDaemonSockets, " ") + `; do [ -e "$s" ] || continue; python3 -c 'import socket,sys
 s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1]); print("CONNECTED", sys.argv[1])
@@ -330,21 +316,7 @@ func TestSandboxHidesTheUserManager(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("unix", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Write([]byte(w.canary))
-				c.Close()
-			}
-		}()
+		serveCanary(t, p, w.canary, "", nil)
 	}
 	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project, RuntimeDir: rt})
 	if err != nil {

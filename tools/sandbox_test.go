@@ -114,6 +114,42 @@ func sandboxAttackers(t *testing.T) map[string]attacker {
 	return users
 }
 
+// serveCanary listens on the unix socket at path until the test ends and
+// answers each connection with say, counted in hits when hits is not nil.
+// With a knock, only a client that first sends it (in one write) counts
+// and is answered; any other is closed at once, so a client of another
+// test that finds the socket is neither counted nor kept waiting.
+func serveCanary(t testing.TB, path, say, knock string, hits *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if knock != "" {
+					c.SetReadDeadline(time.Now().Add(5 * time.Second))
+					got := make([]byte, 64)
+					if n, _ := c.Read(got); string(got[:n]) != knock {
+						return
+					}
+				}
+				if hits != nil {
+					hits.Add(1)
+				}
+				c.Write([]byte(say))
+			}()
+		}
+	}()
+}
+
 func newWorld(t testing.TB, a attacker) world {
 	t.Helper()
 	root, err := os.MkdirTemp("", "hush-sandbox-*")
@@ -153,24 +189,9 @@ func newWorld(t testing.TB, a attacker) world {
 			t.Fatal(err)
 		}
 	}
-	l, err := net.Listen("unix", w.bus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	os.Chmod(w.bus, 0o777)
 	w.busHits = new(atomic.Int32)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			w.busHits.Add(1)
-			c.Write([]byte(w.canary))
-			c.Close()
-		}
-	}()
+	serveCanary(t, w.bus, w.canary, "", w.busHits)
+	os.Chmod(w.bus, 0o777)
 	if a.cred != nil {
 		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error {
 			return os.Lchown(p, int(a.cred.Uid), int(a.cred.Gid))
