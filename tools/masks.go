@@ -419,8 +419,18 @@ func (s *MaskSet) Masked(absPath string) (reason string, masked bool) {
 	if s == nil || absPath == "" {
 		return "", false
 	}
+	return s.maskedAny(lookups(absPath))
+}
+
+// lookups are the paths a check of absPath covers: the path as written
+// and with its symlinks resolved.
+func lookups(absPath string) []string {
 	lit := filepath.Clean(absPath)
-	for _, p := range []string{lit, resolvePath(lit)} {
+	return []string{lit, resolvePath(lit)}
+}
+
+func (s *MaskSet) maskedAny(paths []string) (string, bool) {
+	for _, p := range paths {
 		if r, ok := s.maskedPath(p); ok {
 			return r, true
 		}
@@ -433,11 +443,14 @@ func (s *MaskSet) Masked(absPath string) (reason string, masked bool) {
 // read-only mask (hush's executable, ~/.ssh), existing yet or not. The
 // in-process write and edit tools call it.
 func (s *MaskSet) WriteMasked(absPath string) (reason string, masked bool) {
-	if r, ok := s.Masked(absPath); ok || s == nil || absPath == "" {
-		return r, ok
+	if s == nil || absPath == "" {
+		return "", false
 	}
-	lit := filepath.Clean(absPath)
-	for _, p := range []string{lit, resolvePath(lit)} {
+	paths := lookups(absPath) // resolved once for both checks
+	if r, ok := s.maskedAny(paths); ok {
+		return r, true
+	}
+	for _, p := range paths {
 		for _, m := range s.fixed {
 			if m.ReadOnly && within(p, m.Path) {
 				return m.Reason, true
@@ -785,13 +798,13 @@ var tmpBusCache struct {
 }
 
 func listTmpBuses() []string {
+	// One listing for both kinds, its entries' types from the directory
+	// itself: no stat of each.
+	ents, _ := os.ReadDir("/tmp")
 	var out []string
-	for _, pat := range []string{"/tmp/dbus-*", "/tmp/ssh-*"} {
-		m, _ := filepath.Glob(pat)
-		for _, p := range m {
-			if fi, err := os.Lstat(p); err == nil && tmpMasked(filepath.Base(p), fi.Mode()) {
-				out = append(out, p)
-			}
+	for _, e := range ents {
+		if tmpMaskName(e.Name()) && tmpMasked(e.Name(), e.Type()) {
+			out = append(out, "/tmp/"+e.Name())
 		}
 	}
 	sort.Strings(out)
