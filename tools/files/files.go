@@ -50,16 +50,25 @@ func checkWrite(writeCheck Check, t target) error {
 	if writeCheck == nil {
 		return nil
 	}
-	for _, p := range []string{t.Real, t.Shown} {
-		if reason, masked := writeCheck(p); masked {
-			via := ""
-			if p == t.Real && t.Real != t.Shown {
-				via = fmt.Sprintf(" (%s leads there through a symlink)", t.Shown)
-			}
-			return fmt.Errorf("refused: %s is %s%s; hush's file tools may read it but never change it", p, reason, via)
-		}
+	if p, reason, via, masked := maskedBy(writeCheck, t.Shown, t.Real); masked {
+		return fmt.Errorf("refused: %s is %s%s; hush's file tools may read it but never change it", p, reason, via)
 	}
 	return nil
+}
+
+// maskedBy returns the first of real and shown that check covers, why,
+// and, where real is not the name the model used, a note that shown
+// leads there through a symlink.
+func maskedBy(check Check, shown, real string) (p, reason, via string, masked bool) {
+	for _, p := range []string{real, shown} {
+		if reason, masked := check(p); masked {
+			if p == real && real != shown {
+				via = fmt.Sprintf(" (%s leads there through a symlink)", shown)
+			}
+			return p, reason, via, true
+		}
+	}
+	return "", "", "", false
 }
 
 // walkCheckOf is the check a walk uses.
@@ -180,17 +189,11 @@ func checkPath(check Check, shown, real string) error {
 	if procPath(real) || procPath(shown) {
 		return errors.New(procRefusal)
 	}
-	for _, p := range []string{real, shown} {
-		if reason, masked := check(p); masked {
-			if isDotEnv(p) {
-				return errors.New(MaskedDotEnv)
-			}
-			via := ""
-			if p == real && real != shown {
-				via = fmt.Sprintf(" (%s leads there through a symlink)", shown)
-			}
-			return fmt.Errorf("masked: %s is %s%s; hush's file tools never touch it", p, reason, via)
+	if p, reason, via, masked := maskedBy(check, shown, real); masked {
+		if isDotEnv(p) {
+			return errors.New(MaskedDotEnv)
 		}
+		return fmt.Errorf("masked: %s is %s%s; hush's file tools never touch it", p, reason, via)
 	}
 	return nil
 }
