@@ -65,10 +65,7 @@ func TestApprovalShowsTheWholeCommand(t *testing.T) {
 	if _, err := os.Stat(victim); !os.IsNotExist(err) {
 		t.Errorf("the approved script did not run as shown: %v", err)
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }
 
 // TestSessionRuleIsACommandPrefix: s on "echo one" allows later simple
@@ -110,10 +107,7 @@ func TestSessionRuleIsACommandPrefix(t *testing.T) {
 	if !strings.Contains(got, "denied: the user denied this bash call") || strings.Contains(got, "error: error:") || strings.Contains(got, "error: denied") {
 		t.Errorf("the model was not told the denial in one sentence:\n%s", got)
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }
 
 // TestRunShowsADenialWithItsRule: in hush run a secret read with no rule is
@@ -215,8 +209,5 @@ func TestApprovalWrapsOnANarrowTerminal(t *testing.T) {
 	}
 	tm.send("s")
 	tm.expect("script finished", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }

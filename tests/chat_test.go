@@ -68,10 +68,7 @@ func TestCtrlCStopsTheToolAndItsChildren(t *testing.T) {
 	if !strings.Contains(model.Received(), "cancelled by the user") {
 		t.Errorf("the cancelled call was not answered in the next request")
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }
 
 func alive(pid int) bool {
@@ -113,10 +110,7 @@ func TestCtrlCRunsNothingMoreOfTheScript(t *testing.T) {
 	if _, err := os.Stat(after); err == nil {
 		t.Error("the script went on after Ctrl-C: AFTER was created")
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 }
 
 // TestToolOutputCannotDriveTheTerminal: escape sequences a tool prints

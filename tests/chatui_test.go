@@ -54,10 +54,7 @@ func TestChatHistoryRecallWithUp(t *testing.T) {
 	first := "remember this: " + w.canaries["vault"]
 	tm.send(first + "\r")
 	tm.expect("first answer", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	path := filepath.Join(w.dataDir, "history.jsonl")
 	st, err := os.Stat(path)
 	if err != nil {
@@ -105,10 +102,7 @@ func TestChatMultiLinePasteIsOnePrompt(t *testing.T) {
 	}
 	tm.send("\r")
 	tm.expect("got both lines", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	prompts := model.userPrompts()
 	if len(prompts) != 1 || len(prompts[0]) != 1 || prompts[0][0] != "line one\nline two\nline three" {
 		t.Errorf("the model was sent %q, want one prompt of three lines", prompts)
@@ -160,10 +154,7 @@ func TestChatPathFirstMessageGoesToTheModel(t *testing.T) {
 	tm.expect("first answer", 20*time.Second)
 	tm.send("//help me\r")
 	tm.expect("second answer", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	if strings.Contains(tm.Screen(), "unknown command") {
 		t.Errorf("a path was taken for a command:\n%s", tm.Screen())
 	}
@@ -190,10 +181,7 @@ func TestChatWrapsLongLinesItself(t *testing.T) {
 	tm.expect("› ", 20*time.Second)
 	tm.send("go\r")
 	tm.expect("finished", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	calls, outputs := 0, 0
 	// Runs of text the terminal draws in one go: a line break, a carriage
 	// return or a cursor move ends one.
@@ -245,10 +233,7 @@ func TestChatRendersMarkdown(t *testing.T) {
 	tm.send("more\r")
 	tm.expect("again", 20*time.Second)
 	tm.expect("turn 1300 in / 7 out · session 2597 tokens", 10*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	screen, raw := tm.Screen(), tm.Raw()
 	for _, bad := range []string{"## Plan", "```", "**now**"} {
 		if strings.Contains(screen, bad) {
@@ -322,10 +307,7 @@ func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
 	tm.send("\x03")
 	tm.expect("(you pressed Ctrl-C)", 10*time.Second)
 	tm.expect("the turn went on", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	if strings.Contains(model.Received(), w.grantedSHA) || strings.Contains(model.Received(), "got=[REDACTED:GRANTED]") {
 		t.Errorf("the tool got the secret after Ctrl-C:\n%s", model.Received())
 	}
@@ -352,10 +334,7 @@ func TestCtrlCWhileTheModelThinksNamesNoTool(t *testing.T) {
 	if strings.Contains(tm.Screen(), "processes were stopped") {
 		t.Errorf("a cancelled turn with no tool speaks of stopped processes:\n%s", tm.Screen())
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 }
 
 // TestServerThatNeverAnswersTimesOut: a model server that takes the
@@ -373,10 +352,7 @@ func TestServerThatNeverAnswersTimesOut(t *testing.T) {
 	tm.expect(sentence, 20*time.Second)
 	tm.send("/usage\r") // the chat goes on
 	tm.expect("this session: 0 input", 10*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	out, err := runHush(w, "run", "hello?")
 	if err == nil || !strings.Contains(out, sentence) || strings.Contains(out, "goroutine") {
 		t.Fatalf("run: %v\n%s", err, out)
@@ -525,10 +501,7 @@ func TestChatEnterDuringATurnQueues(t *testing.T) {
 	if i, j := strings.Index(tm.Screen(), "first turn done"), strings.LastIndex(tm.Screen(), "› and then this"); i < 0 || j < i {
 		t.Errorf("the queued message was not sent after the first turn ended:\n%s", tm.Screen())
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 }
 
 // TestChatNamesTheReplayedModel: with the replay provider the header and
@@ -540,10 +513,7 @@ func TestChatNamesTheReplayedModel(t *testing.T) {
 	tm := startPTY(t, w, "chat", "--provider", "replay")
 	tm.expect("› ", 20*time.Second)
 	tm.expect("embedded leak check · ", 10*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	if !strings.Contains(tm.Screen(), "hush chat — embedded leak check (replay)") {
 		t.Errorf("the header does not name the replay:\n%s", tm.Screen())
 	}

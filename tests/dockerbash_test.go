@@ -101,10 +101,7 @@ decision = "allow"
 	tm.send("\r")
 	tm.expect("Container check done: nothing secret was visible.", 60*time.Second)
 	tm.expect("› ", 10*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	received := model.Received()
 
 	for where, text := range map[string]string{
@@ -173,10 +170,7 @@ func TestChatCtrlCRemovesTheContainer(t *testing.T) {
 	}
 	tm.send("\x03")
 	tm.expect("turn cancelled", 30*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	cli, err := officialClient(ambient)
 	if err != nil {
 		t.Fatal(err)

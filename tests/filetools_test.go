@@ -211,10 +211,7 @@ func TestEditApprovalShowsTheDiff(t *testing.T) {
 	if data, _ := os.ReadFile(target); string(data) != strings.Replace(mainGo, `"hello"`, `"hello, hush"`, 1)+"// changed meanwhile\n" {
 		t.Errorf("the approved edit was not written: %q", data)
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }
 
 // TestRunJSONPermissionCarriesTheDiff: in `hush run --json` the permission
@@ -322,8 +319,5 @@ func TestLongDiffPagesInsideTheApproval(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(w.project, "big.txt")); string(data) != content.String() {
 		t.Errorf("big.txt holds %d bytes, want the approved content", len(data))
 	}
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit code %d", code)
-	}
+	tm.quit()
 }

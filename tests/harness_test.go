@@ -230,8 +230,8 @@ func (tm *term) Raw() string {
 	return tm.raw.String()
 }
 
-// expect waits until the screen shows s after position from, and returns
-// the position after it.
+// expect waits until the screen has shown s (anywhere in what the
+// terminal received so far).
 func (tm *term) expect(s string, timeout time.Duration) {
 	tm.t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -252,6 +252,16 @@ func (tm *term) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.pty.Write([]byte(s)); err != nil {
 		tm.t.Fatal(err)
+	}
+}
+
+// quit ends the chat with Ctrl-D and fails the test unless hush then
+// exits 0.
+func (tm *term) quit() {
+	tm.t.Helper()
+	tm.send("\x04")
+	if code := tm.wait(10 * time.Second); code != 0 {
+		tm.t.Fatalf("exit %d after Ctrl-D; screen:\n%s", code, tm.Screen())
 	}
 }
 

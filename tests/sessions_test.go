@@ -223,10 +223,7 @@ func TestChatCompactAndContinueInTheTerminal(t *testing.T) {
 	tm.send("/compact 1\r")
 	tm.expect("Compacted: turn 1 is now a summary made by the model (stored in the transcript); the last 1 turn(s) stay verbatim.", 20*time.Second)
 	tm.expect("SUMMARY-OF-ALPHA", 5*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("chat exited %d:\n%s", code, tm.Screen())
-	}
+	tm.quit()
 
 	before := model.Requests()
 	tm = startPTY(t, w, "chat", "--continue")

@@ -178,10 +178,7 @@ func TestFirstChatRunsSetup(t *testing.T) {
 	tm.expect("› ", 20*time.Second)
 	tm.send("hello\r")
 	tm.expect("Hello, set up and running.", 20*time.Second)
-	tm.send("\x04")
-	if code := tm.wait(10 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
+	tm.quit()
 	if got := model.Auth(); len(got) == 0 || got[0] != "Bearer "+key {
 		t.Errorf("the chat did not authenticate with the key setup stored")
 	}
