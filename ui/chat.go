@@ -191,7 +191,7 @@ func (c *Chat) print(s string) {
 	// the rest of a printed row only for a line narrower than the
 	// terminal, so the terminal's own wrap left the status line's old
 	// text after the last row of a long tool call or output line.
-	if w := int(c.width.Load()); w > 0 && ansi.StringWidth(s) > w {
+	if w := int(c.width.Load()); w > 0 && widerThan(s, w) {
 		s = ansi.Hardwrap(s, w, true)
 	}
 	c.printMu.Lock()
@@ -202,6 +202,17 @@ func (c *Chat) print(s string) {
 	case <-sent:
 	case <-c.done:
 	}
+}
+
+// widerThan reports whether a line of s is wider than w columns
+// (ansi.StringWidth of the whole adds up its lines).
+func widerThan(s string, w int) bool {
+	for line := range strings.SplitSeq(s, "\n") {
+		if ansi.StringWidth(line) > w {
+			return true
+		}
+	}
+	return false
 }
 
 // send delivers msg to the program (dropped once it has ended).
