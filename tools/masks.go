@@ -211,11 +211,13 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		}
 		s.allow = append(s.allow, p)
 	}
-	add := func(p string, dir bool, reason string) {
+	// A fixed mask's Dir is decided when it is planned (Masks), from what
+	// is there then.
+	add := func(p string, reason string) {
 		if p == "" {
 			return
 		}
-		s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Dir: dir, Reason: reason})
+		s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Reason: reason})
 	}
 	readOnly := func(p, reason string) {
 		if filepath.IsAbs(p) {
@@ -232,32 +234,32 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		// create one it does not find is as good as one that appends.
 		readOnly(filepath.Join(opts.Home, ".ssh"), ReasonSSHLogin)
 	}
-	add(opts.DataDir, true, ReasonDataDir)
-	add(opts.ConfigDir, true, ReasonConfigDir)
+	add(opts.DataDir, ReasonDataDir)
+	add(opts.ConfigDir, ReasonConfigDir)
 	for _, d := range opts.OtherHushDirs {
-		add(d, true, ReasonOtherHushDir)
+		add(d, ReasonOtherHushDir)
 	}
 	for _, p := range busSockets(opts.BusAddress, opts.RuntimeDir) {
-		add(p, false, ReasonBus)
+		add(p, ReasonBus)
 	}
 	if opts.RuntimeDir != "" {
-		add(filepath.Join(opts.RuntimeDir, "keyring"), true, ReasonKeyring)
+		add(filepath.Join(opts.RuntimeDir, "keyring"), ReasonKeyring)
 	}
 	if opts.Home != "" {
 		s.sshAllow = resolvePath(filepath.Join(opts.Home, ".ssh"))
 		s.gpgAllow = resolvePath(filepath.Join(opts.Home, ".gnupg"))
 	}
-	agent := func(p string, dir bool, reason, allowedBy string) {
+	agent := func(p string, reason, allowedBy string) {
 		if filepath.IsAbs(p) {
-			s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Dir: dir, Reason: reason, AllowedBy: allowedBy})
+			s.fixed = append(s.fixed, Mask{Path: resolvePath(filepath.Clean(p)), Reason: reason, AllowedBy: allowedBy})
 		}
 	}
-	agent(opts.SSHAuthSock, false, ReasonSSHAgent, s.sshAllow)
+	agent(opts.SSHAuthSock, ReasonSSHAgent, s.sshAllow)
 	for _, rt := range runtimeDirs(opts.RuntimeDir) {
 		for _, n := range sshAgentSockets {
-			agent(filepath.Join(rt, n), false, ReasonSSHAgent, s.sshAllow)
+			agent(filepath.Join(rt, n), ReasonSSHAgent, s.sshAllow)
 		}
-		agent(filepath.Join(rt, "gnupg"), true, ReasonGPGAgent, s.gpgAllow)
+		agent(filepath.Join(rt, "gnupg"), ReasonGPGAgent, s.gpgAllow)
 	}
 	for _, g := range []string{filepath.Join(opts.Home, ".gnupg"), opts.GnuPGHome} {
 		if !filepath.IsAbs(g) {
@@ -265,31 +267,31 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		}
 		// GNUPGHOME's are re-opened by allowing it, or ~/.gnupg.
 		for _, n := range gpgAgentSockets {
-			agent(filepath.Join(g, n), false, ReasonGPGAgent, s.gpgAllow)
+			agent(filepath.Join(g, n), ReasonGPGAgent, s.gpgAllow)
 		}
-		agent(filepath.Join(g, "private-keys-v1.d"), true, ReasonGPGKey, s.gpgAllow)
-		agent(filepath.Join(g, "secring.gpg"), false, ReasonGPGKey, s.gpgAllow)
+		agent(filepath.Join(g, "private-keys-v1.d"), ReasonGPGKey, s.gpgAllow)
+		agent(filepath.Join(g, "secring.gpg"), ReasonGPGKey, s.gpgAllow)
 	}
 	if !opts.Docker {
 		for _, p := range dockerSockets(opts.DockerHost, opts.RuntimeDir) {
-			add(p, false, ReasonDocker)
+			add(p, ReasonDocker)
 		}
 	}
 	dirs, socks := multiplexerSockets(opts)
 	for _, d := range dirs {
-		add(d, true, ReasonMultiplexer)
+		add(d, ReasonMultiplexer)
 	}
 	for _, p := range socks {
-		add(p, false, ReasonMultiplexer)
+		add(p, ReasonMultiplexer)
 	}
 	for _, rt := range runtimeDirs(opts.RuntimeDir) {
-		add(filepath.Join(rt, "systemd", "private"), false, ReasonUserManager)
-		add(filepath.Join(rt, "emacs"), true, ReasonUserManager)
+		add(filepath.Join(rt, "systemd", "private"), ReasonUserManager)
+		add(filepath.Join(rt, "emacs"), ReasonUserManager)
 	}
-	add(filepath.Join(os.TempDir(), "emacs"+strconv.Itoa(os.Geteuid())), true, ReasonUserManager)
+	add(filepath.Join(os.TempDir(), "emacs"+strconv.Itoa(os.Geteuid())), ReasonUserManager)
 	if os.Geteuid() == 0 {
 		for _, p := range rootDaemonSockets {
-			add(p, false, ReasonRootDaemon)
+			add(p, ReasonRootDaemon)
 		}
 	}
 	if opts.Home != "" {
@@ -297,16 +299,16 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 			if strings.HasSuffix(rel, "*") {
 				matches, _ := filepath.Glob(filepath.Join(opts.Home, rel))
 				for _, m := range matches {
-					add(m, isDir(m), ReasonCredential)
+					add(m, ReasonCredential)
 				}
 				continue
 			}
-			add(filepath.Join(opts.Home, rel), false, ReasonCredential) // Dir is decided when planned
+			add(filepath.Join(opts.Home, rel), ReasonCredential)
 		}
 		ents, _ := os.ReadDir(filepath.Join(opts.Home, ".ssh"))
 		for _, e := range ents {
 			if e.Type().IsRegular() && isSSHPrivateKeyName(e.Name()) {
-				add(filepath.Join(opts.Home, ".ssh", e.Name()), false, ReasonSSHKey)
+				add(filepath.Join(opts.Home, ".ssh", e.Name()), ReasonSSHKey)
 			}
 		}
 	}
@@ -321,7 +323,7 @@ func NewMaskSet(opts MaskOptions) (*MaskSet, error) {
 		if p == "/" || (opts.Project != "" && within(resolvePath(opts.Project), p)) {
 			return nil, fmt.Errorf("[sandbox] hide %q would hide the project itself", h)
 		}
-		add(p, false, ReasonHide)
+		add(p, ReasonHide)
 	}
 	if opts.Project != "" {
 		s.project = resolvePath(filepath.Clean(opts.Project))
