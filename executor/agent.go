@@ -194,7 +194,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Denied = denied.list()
 		if err != nil {
 			if ctx.Err() != nil {
-				closeCancelled(res.Messages, add)
+				closeCancelled(nil, add) // every call so far has its result
 				return res, ctx.Err()
 			}
 			msg := red.String(err.Error())
@@ -228,12 +228,12 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 			}
 			return res, nil
 		}
-		for _, call := range calls {
+		for i, call := range calls {
 			text, isErr := a.runTool(ctx, gate, red, secrets, ambient, turn, call)
 			add(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Text: text, IsError: isErr})
 			res.Denied = denied.list()
 			if ctx.Err() != nil {
-				closeCancelled(res.Messages, add)
+				closeCancelled(calls[i+1:], add)
 				return res, ctx.Err()
 			}
 		}
@@ -246,26 +246,14 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 // alternates roles (a user message follows an assistant one).
 const CancelledNote = "(turn cancelled by the user before it finished)"
 
-// closeCancelled ends the cancelled turn msgs with add: every tool call
-// the model made that has no result yet gets one saying it did not run
-// (an unanswered call makes both providers' APIs refuse the next
-// request), then CancelledNote. A turn so closed is complete in the
-// transcript, so a resumed session keeps it.
-func closeCancelled(msgs []provider.Message, add func(provider.Message)) {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != provider.RoleAssistant {
-			continue
-		}
-		answered := map[string]bool{}
-		for _, m := range msgs[i+1:] {
-			answered[m.ToolCallID] = true
-		}
-		for _, c := range msgs[i].ToolCalls {
-			if !answered[c.ID] {
-				add(provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "not run: cancelled by the user", IsError: true})
-			}
-		}
-		break
+// closeCancelled ends a cancelled turn with add: each call the model
+// made that did not run (open) gets a result saying so (an unanswered
+// call makes both providers' APIs refuse the next request), then
+// CancelledNote. A turn so closed is complete in the transcript, so a
+// resumed session keeps it.
+func closeCancelled(open []provider.ToolCall, add func(provider.Message)) {
+	for _, c := range open {
+		add(provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "not run: cancelled by the user", IsError: true})
 	}
 	add(provider.Message{Role: provider.RoleAssistant, Text: CancelledNote})
 }
