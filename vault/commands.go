@@ -33,8 +33,8 @@ func (c *Commands) Where() string { return Describe(c.Backend, c.Proxy.Backend()
 
 // Describe says where backend name (opened as v) keeps its secrets.
 func Describe(name string, v Vault) string {
-	if inner := describeInner(name, v); inner != name {
-		return name + " (" + strings.TrimPrefix(inner, name+": ") + ")"
+	if d := detail(v); d != "" {
+		return name + " (" + d + ")"
 	}
 	return name
 }
@@ -42,13 +42,22 @@ func Describe(name string, v Vault) string {
 // describeInner is Describe for inside parentheses: "envfile: PATH", so a
 // sentence never reads "(envfile (PATH))".
 func describeInner(name string, v Vault) string {
-	switch b := v.(type) {
-	case interface{ Path() string }:
-		return name + ": " + b.Path()
-	case interface{ Describe() string }:
-		return name + ": " + b.Describe()
+	if d := detail(v); d != "" {
+		return name + ": " + d
 	}
 	return name
+}
+
+// detail is where v keeps its secrets, if it says: its file, or its own
+// description.
+func detail(v Vault) string {
+	switch b := v.(type) {
+	case interface{ Path() string }:
+		return b.Path()
+	case interface{ Describe() string }:
+		return b.Describe()
+	}
+	return ""
 }
 
 // whereInner is Where for inside parentheses (describeInner).
