@@ -46,7 +46,7 @@ type entry struct {
 // directory's open descriptor: one stat that does not walk the path again
 // and, on Linux, asks for the mtime alone. glob sorts every match by it.
 func (e entry) modTime() int64 {
-	if _, mtime, err := e.dir.stat(e.dirfd, e.i); err == nil {
+	if mtime, err := e.dir.stat(e.dirfd, e.i); err == nil {
 		return mtime
 	}
 	return math.MinInt64
@@ -382,7 +382,6 @@ type dent struct {
 	// statted, mtime and err cache the one stat an entry may need (its
 	// type on a file system without d_type, its mtime for glob).
 	statted bool
-	stype   uint8
 	mtime   int64
 	err     error
 }
@@ -398,27 +397,25 @@ const (
 // listing did not say.
 func (r *dirReader) typ(fd, i int) uint8 {
 	if r.ents[i].typ == typeUnknown {
-		if t, _, err := r.stat(fd, i); err != nil {
-			r.ents[i].typ = typeOther
-		} else {
-			r.ents[i].typ = t
-		}
+		_, _ = r.stat(fd, i)
 	}
 	return r.ents[i].typ
 }
 
-// stat stats entry i relative to its open directory, once.
-func (r *dirReader) stat(fd, i int) (typ uint8, mtime int64, err error) {
+// stat stats entry i relative to its open directory, once; an entry the
+// listing gave no type gets its type from it (typeOther where the stat
+// failed: lstat then gives mode 0).
+func (r *dirReader) stat(fd, i int) (mtime int64, err error) {
 	d := &r.ents[i]
 	if !d.statted {
 		var mode uint32
 		mode, d.mtime, d.err = r.lstat(fd, i)
-		d.statted, d.stype = true, modeType(mode)
-		if d.err != nil {
-			d.stype = typeOther
+		d.statted = true
+		if d.typ == typeUnknown {
+			d.typ = modeType(mode)
 		}
 	}
-	return d.stype, d.mtime, d.err
+	return d.mtime, d.err
 }
 
 func modeType(mode uint32) uint8 {

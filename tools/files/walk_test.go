@@ -318,7 +318,7 @@ func TestDirReaderUnknownTypes(t *testing.T) {
 	fi, _ := os.Lstat(filepath.Join(f.dir, "file.go"))
 	for i := range r.ents {
 		if r.ents[i].name == "file.go" {
-			if _, mtime, err := r.stat(fd, i); err != nil || mtime != fi.ModTime().UnixNano() {
+			if mtime, err := r.stat(fd, i); err != nil || mtime != fi.ModTime().UnixNano() {
 				t.Errorf("stat: mtime %d err %v, want %d", mtime, err, fi.ModTime().UnixNano())
 			}
 		}
