@@ -39,8 +39,18 @@ func ParseDotEnv(name string, data []byte) (map[string]string, error) {
 	if err == nil {
 		return m, nil
 	}
-	return nil, fmt.Errorf("%s line %d: %w (the line is not shown, it may hold a secret)",
-		name, faultLine(data), ErrMalformedDotEnv)
+	return nil, malformed(name, data, faultLine(data))
+}
+
+// malformed is the error for a .env file that does not parse, naming the
+// line walkDotEnv found (0: none) and never the text.
+func malformed(name string, data []byte, line int) error {
+	if line == 0 {
+		// Every entry parses on its own but the whole does not: godotenv
+		// has a case walkDotEnv does not know; name the last line.
+		line = bytes.Count(data, []byte("\n")) + 1
+	}
+	return fmt.Errorf("%s line %d: %w (the line is not shown, it may hold a secret)", name, line, ErrMalformedDotEnv)
 }
 
 // faultLine finds the line an entry that fails to parse starts on: the
@@ -48,11 +58,6 @@ func ParseDotEnv(name string, data []byte) (map[string]string, error) {
 func faultLine(data []byte) int {
 	line := 0
 	walkDotEnv(data, nil, func(n int) bool { line = n; return false })
-	if line == 0 {
-		// Every entry parses on its own but the whole does not: godotenv
-		// has a case walkDotEnv does not know; name the last line.
-		return bytes.Count(data, []byte("\n")) + 1
-	}
 	return line
 }
 
@@ -143,12 +148,42 @@ func hasUnescaped(line []byte, q byte) bool {
 // value of a broken file is still kept from tools and scrubbed. It reads
 // the file in one pass (walkDotEnv) with godotenv parsing each entry.
 func SalvageDotEnv(data []byte) map[string]string {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	out := map[string]string{}
+	out, _ := salvage(bytes.TrimPrefix(data, []byte("\ufeff")))
+	return out
+}
+
+// salvage is SalvageDotEnv's walk, which also finds the first line that
+// starts no entry (faultLine's answer; 0: none).
+func salvage(data []byte) (values map[string]string, fault int) {
+	values = map[string]string{}
 	walkDotEnv(data, func(m map[string]string) {
 		for n, v := range m {
-			out[n] = v
+			values[n] = v
 		}
-	}, func(int) bool { return true })
-	return out
+	}, func(n int) bool {
+		if fault == 0 {
+			fault = n
+		}
+		return true
+	})
+	return values, fault
+}
+
+// loadDotEnvSalvaged is LoadDotEnv that keeps what it can of a malformed
+// file: the values SalvageDotEnv reads of the same bytes, with fault the
+// error LoadDotEnv would have returned. The file is read and walked once.
+func loadDotEnvSalvaged(path string) (values map[string]string, fault, err error) {
+	data, err := userfile.Read(context.Background(), path, userfile.DotEnvLimit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if m, err := godotenv.UnmarshalBytes(data); err == nil {
+		return m, nil, nil
+	}
+	values, line := salvage(data)
+	return values, malformed(path, data, line), nil
 }

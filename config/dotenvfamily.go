@@ -181,20 +181,15 @@ func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
 		if filepath.Base(p) == ".envrc" {
 			values, err = loadEnvrc(p)
 		} else {
-			values, err = LoadDotEnv(p)
-		}
-		if err != nil && errors.Is(err, ErrMalformedDotEnv) {
 			// What parses of a malformed file is still a secret to keep
 			// from tools and scrub; leaving the file out would hand its
 			// readable values to any tool that prints them.
-			if data, rerr := userfile.Read(context.Background(), p, userfile.DotEnvLimit); rerr == nil {
-				fault := err
-				values, err = SalvageDotEnv(data), nil
-				if p == rootDotEnv {
-					fam.RootFault = fault
-				} else {
-					fam.Skipped = append(fam.Skipped, fmt.Sprintf("%v; hush uses the file's other values", fault))
-				}
+			var fault error
+			values, fault, err = loadDotEnvSalvaged(p)
+			if fault != nil && p == rootDotEnv {
+				fam.RootFault = fault
+			} else if fault != nil {
+				fam.Skipped = append(fam.Skipped, fmt.Sprintf("%v; hush uses the file's other values", fault))
 			}
 		}
 		if err != nil {

@@ -98,6 +98,9 @@ func TestRootDotEnvMalformedIsSalvaged(t *testing.T) {
 	if fam.RootFault == nil || !errors.Is(fam.RootFault, ErrMalformedDotEnv) || !strings.HasPrefix(fam.RootFault.Error(), want) {
 		t.Errorf("RootFault = %v, want it to start %q", fam.RootFault, want)
 	}
+	if _, lerr := LoadDotEnv(filepath.Join(root, ".env")); fam.RootFault == nil || lerr == nil || lerr.Error() != fam.RootFault.Error() {
+		t.Errorf("RootFault %v is not what LoadDotEnv says of the file: %v", fam.RootFault, lerr)
+	}
 	for n, v := range map[string]string{"A_TOKEN": "one", "B": "multi\nline", "C": "three"} {
 		if fam.Merged[n] != v {
 			t.Errorf("%s = %q, want %q", n, fam.Merged[n], v)
