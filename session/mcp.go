@@ -109,8 +109,7 @@ func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate ex
 // sign-in: the command that signs in, why, and that its tools are not
 // offered.
 func NeedsSignIn(st mcp.Status) string {
-	why := strings.TrimSuffix(st.Reason, "; "+mcp.LoginHint(st.Name))
-	return fmt.Sprintf("mcp server %q needs `hush mcp login %s` at a terminal: %s, so its tools are unavailable", st.Name, st.Name, why)
+	return fmt.Sprintf("mcp server %q needs `hush mcp login %s` at a terminal: %s, so its tools are unavailable", st.Name, st.Name, st.Reason)
 }
 
 // warnTo is a Notice that writes "hush: warning: ..." lines to w (nil: none).

@@ -163,8 +163,10 @@ func (s Status) Describe() string {
 			return "connected"
 		}
 		return fmt.Sprintf("running (pid %d)", s.PID)
-	case Denied, NeedsSignIn:
+	case Denied:
 		return "not started: " + s.Reason
+	case NeedsSignIn:
+		return "not started: " + s.Reason + "; " + LoginHint(s.Name)
 	case Failed:
 		return "failed to start: " + s.Reason
 	case Stopped:
@@ -174,6 +176,10 @@ func (s Status) Describe() string {
 	}
 	return string(s.State)
 }
+
+// noSignIn is why an OAuth server with no stored sign-in is not started
+// (its Status.Reason; Describe adds how to sign in).
+const noSignIn = "it signs in with OAuth and no sign-in is stored"
 
 // Manager owns one session's MCP servers. It is safe for concurrent use.
 type Manager struct {
@@ -296,7 +302,7 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 					continue
 				}
 				if tokens == nil {
-					s.set(NeedsSignIn, "it signs in with OAuth and no sign-in is stored; "+LoginHint(s.cfg.Name), nil, nil)
+					s.set(NeedsSignIn, noSignIn, nil, nil)
 					continue
 				}
 			}
@@ -411,7 +417,7 @@ func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide
 	if err != nil {
 		if oauth != nil && ctx.Err() == nil {
 			if oauth.signInNeeded() {
-				s.set(NeedsSignIn, errNeedsSignIn.Error()+"; "+LoginHint(s.cfg.Name), nil, nil)
+				s.set(NeedsSignIn, errNeedsSignIn.Error(), nil, nil)
 				return
 			}
 			if ferr := oauth.signInFailed(); ferr != nil {
@@ -652,8 +658,8 @@ func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error
 				return nil, fmt.Errorf("mcp server %q was not reconnected: %w", s.cfg.Name, err)
 			}
 			if tokens == nil {
-				s.set(NeedsSignIn, "it signs in with OAuth and no sign-in is stored; "+LoginHint(s.cfg.Name), nil, nil)
-				return nil, fmt.Errorf("mcp server %q was not reconnected: %s", s.cfg.Name, s.status().Reason)
+				s.set(NeedsSignIn, noSignIn, nil, nil)
+				return nil, fmt.Errorf("mcp server %q was not reconnected: %s; %s", s.cfg.Name, noSignIn, LoginHint(s.cfg.Name))
 			}
 		}
 		m.dial(ctx, s, headers, hide, tokens)
