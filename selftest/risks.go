@@ -164,7 +164,7 @@ func readOnlyRisks(in RiskInput) []string {
 			}
 			if link := linkOnTheWay(dir); link != "" {
 				out = append(out, fmt.Sprintf("hush is run as %s, reached through the symlink %s, in a directory your tools may write: the sandbox keeps hush's executable read-only, "+
-					"but a tool can replace the link, and your next hush would be its program; put the real directory in PATH", filepath.Join(dir, filepath.Base(real)), link))
+					"but a tool can replace the link, and your next hush would be its program; put the real directory in PATH", name, link))
 			}
 			break // the first hush in PATH is the one that runs
 		}

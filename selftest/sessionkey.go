@@ -114,7 +114,7 @@ func attackSessionKey(name, mark string) []string {
 	var data []byte
 	if err == nil {
 		data, err = readKey(id)
-		_, _ = unix.KeyctlInt(unix.KEYCTL_REVOKE, id, 0, 0, 0)
+		removeSessionKey(id)
 	}
 	return append(out, attackLine("session-key-control", data, err))
 }
