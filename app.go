@@ -10,6 +10,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/guard"
 	"github.com/urfave/cli/v2"
 )
 
@@ -39,7 +40,7 @@ func (e *exitError) Unwrap() error { return e.err }
 // run is main without os.Exit, so the whole CLI is testable in-process.
 func run(args []string) (code int) {
 	tools.RestoreTerm()
-	ambient, guardErr := tools.Guard()
+	ambient, guardErr := guard.Guard()
 	a := &app{&session.Env{Ambient: ambient, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}}
 	if guardErr != nil {
 		a.Warn(guardErr.Error())

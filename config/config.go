@@ -48,7 +48,7 @@ type Config struct {
 // SandboxConfig is [sandbox]: every host tool (bash, background processes,
 // MCP servers) runs in a sandbox of its own that hides hush's files, the
 // keyring and Docker sockets, the project's .env files and the home
-// directory's credential stores (tools.MaskSet owns the list).
+// directory's credential stores (sandbox.MaskSet owns the list).
 type SandboxConfig struct {
 	// Required refuses to run host tools where the kernel refuses the
 	// sandbox, instead of running them without it.

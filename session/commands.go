@@ -15,6 +15,7 @@ import (
 	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/wizard"
 )
 
@@ -53,7 +54,7 @@ func (e *Env) SandboxShow(tool string) error {
 	if err != nil {
 		return err
 	}
-	return tools.RenderSandbox(e.Stdout, tool, sb, tools.SandboxStatus())
+	return sandbox.Render(e.Stdout, tool, sb, sandbox.Status())
 }
 
 // AuditLog is `hush audit log`: the gate's decisions from audit.jsonl, as a

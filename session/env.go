@@ -12,7 +12,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
 )
@@ -48,7 +48,7 @@ type Env struct {
 	dotenvFault error
 
 	masksOnce sync.Once
-	masks     *tools.MaskSet
+	masks     *sandbox.MaskSet
 	masksErr  error
 
 	// instructions names the AGENTS.md files the last opened session's
@@ -155,7 +155,7 @@ func (e *Env) Backend() string { return Backend(e.cfg) }
 func (e *Env) HTTPClient() *http.Client { return HTTPClient(e.Ambient) }
 
 // MaskSet is the process's one mask list (MaskSet), built once.
-func (e *Env) MaskSet() (*tools.MaskSet, error) {
+func (e *Env) MaskSet() (*sandbox.MaskSet, error) {
 	e.masksOnce.Do(func() {
 		dir, err := e.Project()
 		if err != nil {
@@ -168,7 +168,7 @@ func (e *Env) MaskSet() (*tools.MaskSet, error) {
 }
 
 // HostSandbox is the sandbox a host tool gets (`hush sandbox show`).
-func (e *Env) HostSandbox(tool string) (*tools.Sandbox, error) {
+func (e *Env) HostSandbox(tool string) (*sandbox.Config, error) {
 	masks, err := e.MaskSet()
 	if err != nil {
 		return nil, err

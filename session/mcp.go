@@ -14,6 +14,7 @@ import (
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // startTools starts what a session offers beyond the built-in tools: the
@@ -27,7 +28,7 @@ import (
 // denied names each server kept from starting for want of a credential
 // (the gate refused a secret it needs, or it signs in with OAuth and no
 // sign-in is stored), one phrase each, for hush run's exit status.
-func startTools(ctx context.Context, opts Options, masks *tools.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
+func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
 	bgBox, err := HostSandbox(opts.Config, masks, background.Name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -133,7 +134,7 @@ type MCPOptions struct {
 	Session string
 	Version string
 	// Sandbox is the servers' sandbox; nil runs them without one.
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 	// Events, if set, is told each gate decision (executor.AuditedTo).
 	Events executor.Events
 
@@ -224,7 +225,7 @@ type Standalone struct {
 	Version  string
 	// Sandbox is the servers' sandbox (HostSandbox for "mcp"), as in a
 	// session; nil runs them without one.
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 }
 
 // Start starts the named servers (every enabled one when none). An OAuth

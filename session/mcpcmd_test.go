@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -107,7 +107,7 @@ func TestMCPImport(t *testing.T) {
 // the server wrote, not on what hush shows.
 func TestMCPListStartsServersInTheSandbox(t *testing.T) {
 	t.Parallel()
-	if st := tools.SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Skipf("the kernel refuses the sandbox here: %s", st.Reason)
 	}
 	const value = "vaultcanary-5e6f7a8b9c0d"

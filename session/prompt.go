@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // InstructionsFile is the cross-agent file of project instructions.
@@ -122,7 +123,7 @@ type Git struct {
 // tools' — when it is set: git status runs what the repository's config
 // names (core.fsmonitor, a clean filter), and that config is the
 // project's, which any tool may have written.
-func GitState(ctx context.Context, dir string, ambient map[string]string, sandbox *tools.Sandbox) Git {
+func GitState(ctx context.Context, dir string, ambient map[string]string, sandbox *sandbox.Config) Git {
 	var g Git
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -307,7 +308,7 @@ type PromptOptions struct {
 	Tools       []string
 	SecretNames []string
 	// Sandbox is where git runs (GitState); nil: unsandboxed.
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 }
 
 // Prompt reads the project's instructions and git state and builds the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 func write(t *testing.T, p, s string) {
@@ -128,7 +128,7 @@ func TestGitState(t *testing.T) {
 		t.Skip("git is not installed") // scripts/provision installs it; CI has it
 	}
 	// Unsandboxed, and in a host tool's sandbox, where a session runs it.
-	for _, sb := range []*tools.Sandbox{nil, {}} {
+	for _, sb := range []*sandbox.Config{nil, {}} {
 		dir := t.TempDir()
 		ambient := map[string]string{"PATH": filepath.Dir(git) + ":/usr/bin:/bin", "HOME": dir}
 		if g := GitState(context.Background(), dir, ambient, sb); g.Repo {

@@ -14,7 +14,7 @@ import (
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // Sessions kept in the data dir: `hush sessions list`, --continue,
@@ -206,17 +206,17 @@ func Info(agent *executor.Agent, model, transcript string) events.Session {
 	for _, t := range agent.Tools.List() {
 		names = append(names, t.Name())
 	}
-	sandbox := events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"}
-	if st := tools.SandboxStatus(); st.Namespaces {
-		sandbox = events.Sandbox{State: "namespaces", Detail: fmt.Sprintf("own user, PID and mount namespaces per host tool; Landlock ABI %d", st.LandlockABI)}
+	sb := events.Sandbox{State: "off", Detail: "host tools run in their own session and process group, without namespaces"}
+	if st := sandbox.Status(); st.Namespaces {
+		sb = events.Sandbox{State: "namespaces", Detail: fmt.Sprintf("own user, PID and mount namespaces per host tool; Landlock ABI %d", st.LandlockABI)}
 	} else if st.Reason != "" {
-		sandbox.Detail = st.Reason
+		sb.Detail = st.Reason
 	}
 	return events.Session{
 		ID:         agent.Session,
 		Model:      events.Model{Provider: agent.Provider.Name(), Name: model},
 		Directory:  agent.Dir,
-		Sandbox:    sandbox,
+		Sandbox:    sb,
 		Tools:      names,
 		Transcript: transcript,
 	}

@@ -5,19 +5,19 @@ import (
 	"os"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // HostSandbox is the sandbox of a host tool ("bash", "background",
 // "mcp:NAME") in a session, from [sandbox] and the tool's network
 // setting; nil when [unsafe] no_sandbox turns it off.
-func HostSandbox(cfg config.Config, masks *tools.MaskSet, tool string) (*tools.Sandbox, error) {
+func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, tool string) (*sandbox.Config, error) {
 	if cfg.Unsafe.NoSandbox {
 		return nil, nil
 	}
-	sb := &tools.Sandbox{Masks: masks, Required: cfg.Sandbox.Required}
+	sb := &sandbox.Config{Masks: masks, Required: cfg.Sandbox.Required}
 	if tool == bash.Name || tool == background.Name {
 		switch n := cfg.Tools[tool].Network; n {
 		case "", "host":
@@ -30,10 +30,10 @@ func HostSandbox(cfg config.Config, masks *tools.MaskSet, tool string) (*tools.S
 	return sb, nil
 }
 
-// MaskSet is a session's one mask list (tools.MaskSet): what the sandbox
+// MaskSet is a session's one mask list (sandbox.MaskSet): what the sandbox
 // hides from host tools and what the file tools refuse, for the project
 // at dir.
-func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir string) (*tools.MaskSet, error) {
+func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir string) (*sandbox.MaskSet, error) {
 	var other []string
 	if def, err := config.ResolveDirs(map[string]string{"HOME": ambient["HOME"],
 		"XDG_CONFIG_HOME": ambient["XDG_CONFIG_HOME"], "XDG_DATA_HOME": ambient["XDG_DATA_HOME"]}); err == nil {
@@ -46,7 +46,7 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 	// hush's own binary is read-only to tools: one that rewrote it would
 	// be the user's next hush. (Not found: nothing to protect there.)
 	exe, _ := os.Executable()
-	masks, err := tools.NewMaskSet(tools.MaskOptions{
+	masks, err := sandbox.NewMaskSet(sandbox.MaskOptions{
 		Executable: exe, PathEnv: ambient["PATH"], Home: ambient["HOME"], ConfigDir: dirs.Config, DataDir: dirs.Data, OtherHushDirs: other,
 		RuntimeDir: ambient["XDG_RUNTIME_DIR"], BusAddress: ambient["DBUS_SESSION_BUS_ADDRESS"],
 		DockerHost: ambient["DOCKER_HOST"], SSHAuthSock: ambient["SSH_AUTH_SOCK"], GnuPGHome: ambient["GNUPGHOME"], Project: dir,
@@ -65,7 +65,7 @@ func SandboxNotice(cfg config.Config) string {
 	if cfg.Unsafe.NoSandbox {
 		return "" // the [unsafe] warning has said so
 	}
-	st := tools.SandboxStatus()
+	st := sandbox.Status()
 	switch {
 	case st.Namespaces:
 		return ""

@@ -28,11 +28,11 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/telemetry"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/bash"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/files"
 	httptool "github.com/hushcli/hush/tools/http"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -318,7 +318,7 @@ func (s *Session) Close() {
 
 // systemPrompt is config's turn.system, or the prompt built from the
 // project (Prompt), with the names of the AGENTS.md files it carries.
-func systemPrompt(opts Options, reg *executor.Registry, sandbox *tools.Sandbox) (string, string, error) {
+func systemPrompt(opts Options, reg *executor.Registry, sandbox *sandbox.Config) (string, string, error) {
 	if opts.Config.Turn.System != "" {
 		return opts.Config.Turn.System, "", nil
 	}
@@ -340,7 +340,7 @@ func systemPrompt(opts Options, reg *executor.Registry, sandbox *tools.Sandbox) 
 // addInProcessTools registers the file tools, which apply the session's
 // mask list (the sandbox's own, [sandbox] allow and hide included)
 // themselves, and the http tool, which holds no vault.
-func addInProcessTools(reg *executor.Registry, opts Options, masks *tools.MaskSet) error {
+func addInProcessTools(reg *executor.Registry, opts Options, masks *sandbox.MaskSet) error {
 	if masks == nil {
 		return errors.New("the file tools need the session's mask list")
 	}

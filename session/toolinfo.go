@@ -5,14 +5,14 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // SandboxWord is what the status line says about how host tools run:
 // "on" when the kernel gave the sandbox its namespaces, else "off".
 func SandboxWord() string {
-	if tools.SandboxStatus().Namespaces {
+	if sandbox.Status().Namespaces {
 		return "on"
 	}
 	return "off"

@@ -7,14 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
 // forbidden are the calls that start a process or read or write the process
-// environment. Only the spawn layer (the files of package tools itself) may
-// use them; tests are exempt.
+// environment. Only the spawn layer (the files of package tools itself, the
+// sandbox in tools/sandbox and hush's self-guard in tools/guard) may use
+// them; tests are exempt.
 var forbidden = map[string][]string{
 	"os":                    {"Setenv", "Unsetenv", "Clearenv", "Environ", "StartProcess", "Getenv", "LookupEnv", "ExpandEnv"},
 	"os/exec":               {"Command", "CommandContext"},
@@ -27,7 +29,7 @@ func TestOnlyTheSpawnLayerStartsProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	violations, checked, err := scanForSpawns(root, filepath.Join(root, "tools"))
+	violations, checked, err := scanForSpawns(root, spawnLayer(root)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestOnlyTheSpawnLayerStartsProcesses(t *testing.T) {
 		t.Fatalf("checked %d Go files outside the spawn layer; the walk is broken", checked)
 	}
 	for _, v := range violations {
-		t.Errorf("%s is outside the spawn layer (tools/*.go); build the child with tools.Command and tools.BuildEnv, and read the environment from hush's snapshot", v)
+		t.Errorf("%s is outside the spawn layer (tools/*.go, tools/sandbox, tools/guard); build the child with tools.Command and tools.BuildEnv, and read the environment from hush's snapshot", v)
 	}
 }
 
@@ -56,8 +58,9 @@ func TestArchCheckCatchesAViolation(t *testing.T) {
 	write("x/x.go", "package x\nimport (\n\tx \"os/exec\"\n\t\"os\"\n)\nfunc f() { x.Command(\"env\"); _ = os.Environ() }\n")
 	write("tools/bash/b.go", "package bash\nimport \"syscall\"\nvar _ = syscall.Exec\n")
 	write("tools/spawn.go", "package tools\nimport \"os/exec\"\nvar _ = exec.Command\n")
+	write("tools/sandbox/s.go", "package sandbox\nimport \"os/exec\"\nvar _ = exec.Command\n")
 	write("x/x_test.go", "package x\nimport \"os\"\nvar _ = os.Setenv\n")
-	got, checked, err := scanForSpawns(root, filepath.Join(root, "tools"))
+	got, checked, err := scanForSpawns(root, spawnLayer(root)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +70,14 @@ func TestArchCheckCatchesAViolation(t *testing.T) {
 	}
 }
 
+// spawnLayer are the directories whose files may start processes.
+func spawnLayer(root string) []string {
+	return []string{filepath.Join(root, "tools"), filepath.Join(root, "tools", "sandbox"), filepath.Join(root, "tools", "guard")}
+}
+
 // scanForSpawns lists every use of a forbidden call in non-test Go files
-// under root, except in the files directly inside exempt.
-func scanForSpawns(root, exempt string) (violations []string, checked int, err error) {
+// under root, except in the files directly inside one of exempt.
+func scanForSpawns(root string, exempt ...string) (violations []string, checked int, err error) {
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -82,7 +90,7 @@ func scanForSpawns(root, exempt string) (violations []string, checked int, err e
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || filepath.Dir(path) == exempt {
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || slices.Contains(exempt, filepath.Dir(path)) {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -126,4 +134,49 @@ func scanForSpawns(root, exempt string) (violations []string, checked int, err e
 		return nil
 	})
 	return violations, checked, err
+}
+
+// TestSandboxImportsNothingOfTools keeps the sandbox a package apart: it
+// takes a narrow start request from the spawn layer and must not reach
+// back into it (the spawn contract, the environment builder), so that what
+// contains a tool can be read, and tested, on its own.
+func TestSandboxImportsNothingOfTools(t *testing.T) {
+	got, err := importsOf(filepath.Join("sandbox"), "github.com/hushcli/hush/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 0 {
+		t.Errorf("tools/sandbox imports %q; it must import nothing of github.com/hushcli/hush/tools", got)
+	}
+	// The check can fail: the spawn layer itself imports the sandbox.
+	if got, err := importsOf(".", "github.com/hushcli/hush/tools/sandbox"); err != nil || len(got) == 0 {
+		t.Fatalf("control: tools does not import tools/sandbox (%v)", err)
+	}
+}
+
+// importsOf lists the imports of the non-test Go files in dir that are
+// prefix or below it.
+func importsOf(dir, prefix string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.ImportsOnly)
+		if err != nil {
+			return nil, err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == prefix || strings.HasPrefix(p, prefix+"/") {
+				out = append(out, e.Name()+": "+p)
+			}
+		}
+	}
+	return out, nil
 }

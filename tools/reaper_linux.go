@@ -178,15 +178,19 @@ const reaperBuilt = true
 // reaperArg0 is the argv[0] the C reaper answers to.
 const reaperArg0 = "hush-reaper"
 
+// selfExe is this very binary: the reaper is hush re-run (the sandbox's
+// init is too, tools/sandbox).
+const selfExe = "/proc/self/exe"
+
 // reapTree makes cmd, set up by Command for prog, start under the reaper
 // when nothing else takes its tree down with hush: not for a sandboxed
 // child (its namespace does), nor for one meant to outlive hush.
 func reapTree(cmd *exec.Cmd, prog string, spec Spec) {
-	if spec.Outlive || cmd.Path == sandboxExe {
+	if spec.Outlive || cmd.Path == selfExe {
 		return
 	}
 	cmd.Args = append([]string{reaperArg0, strconv.Itoa(os.Getpid()), prog}, cmd.Args...)
-	cmd.Path = sandboxExe
+	cmd.Path = selfExe
 }
 
 // reaperTakeDown asks the reaper leading group pid, if it is one, to kill

@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,14 +70,14 @@ func agentSuite(t *testing.T, a attacker) {
 			})
 		}
 	}
-	maskSet := func(allow []string) *Sandbox {
+	maskSet := func(allow []string) *sandbox.Config {
 		t.Helper()
-		m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: run,
+		m, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: run,
 			BusAddress: "unix:path=" + w.bus, SSHAuthSock: socks["auth-sock"], Project: w.project, Allow: allow})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Sandbox{Masks: m, Required: true}
+		return &sandbox.Config{Masks: m, Required: true}
 	}
 	var script strings.Builder
 	for name, p := range socks {
@@ -192,13 +193,13 @@ func realAgentSuite(t *testing.T, a attacker) {
 
 	script := `SSH_AUTH_SOCK=` + sock + ` ssh-add -L 2>&1; echo gpg:; gpg-connect-agent --no-autostart --homedir ` + gnupg +
 		` 'GETINFO socket_name' /bye 2>&1`
-	sandbox := func(allow ...string) *Sandbox {
-		m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
+	sandbox := func(allow ...string) *sandbox.Config {
+		m, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
 			Project: w.project, Allow: allow})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Sandbox{Masks: m, Required: true}
+		return &sandbox.Config{Masks: m, Required: true}
 	}
 	reached := func(out string) (ssh, gpg bool) {
 		return leaks(out, w.canary), strings.Contains(out, "D "+gpgSock)

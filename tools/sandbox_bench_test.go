@@ -4,6 +4,7 @@ package tools
 
 import (
 	"context"
+	"github.com/hushcli/hush/tools/sandbox"
 	"os/exec"
 	"slices"
 	"testing"
@@ -18,8 +19,8 @@ import (
 // median and the median of per-iteration ratios over the bare exec just
 // before it. The target is sandbox ≤ 1.5× bare (scripts/bench).
 func BenchmarkSandboxedCall(b *testing.B) {
-	if !SandboxStatus().Namespaces {
-		b.Skip(SandboxStatus().Reason)
+	if !sandbox.Status().Namespaces {
+		b.Skip(sandbox.Status().Reason)
 	}
 	w := newWorld(b, attacker{})
 	env := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin"}, {Name: "HOME", Value: w.home}}

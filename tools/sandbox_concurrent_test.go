@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"os/exec"
 	"strings"
@@ -36,7 +37,7 @@ func TestSandboxConcurrentStartsUnprivileged(t *testing.T) {
 		concurrentStarts(t)
 		return
 	}
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	if os.Getuid() != 0 {
@@ -77,7 +78,7 @@ func concurrentStarts(t *testing.T) {
 			for i := 0; i < each; i++ {
 				var out bytes.Buffer
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				cmd, err := Command(ctx, Spec{Path: "true", Dir: "/", Env: env, Stdout: &out, Stderr: &out, Sandbox: &Sandbox{}})
+				cmd, err := Command(ctx, Spec{Path: "true", Dir: "/", Env: env, Stdout: &out, Stderr: &out, Sandbox: &sandbox.Config{}})
 				if err == nil {
 					err = cmd.Run()
 				}

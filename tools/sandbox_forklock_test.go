@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 // busy" (ETXTBSY, golang/go#22315): the child had inherited the write
 // descriptor and not yet closed it.
 func TestSandboxedStartHonoursForkLock(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	prog, err := os.ReadFile("/bin/true")
@@ -39,7 +40,7 @@ func TestSandboxedStartHonoursForkLock(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				cmd, err := Command(context.Background(), Spec{Path: "true", Dir: "/", Env: env, Sandbox: &Sandbox{}})
+				cmd, err := Command(context.Background(), Spec{Path: "true", Dir: "/", Env: env, Sandbox: &sandbox.Config{}})
 				if err == nil && cmd.Run() == nil {
 					starts.Add(1)
 				}

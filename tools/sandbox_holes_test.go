@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"github.com/hushcli/hush/tools/sandbox"
 	"net"
 	"os"
 	"os/exec"
@@ -65,7 +66,7 @@ func TestSandboxHoles(t *testing.T) {
 					a.cred = &syscall.Credential{Uid: a.cred.Uid, Gid: a.cred.Gid, Groups: []uint32{fi.Sys().(*syscall.Stat_t).Gid}}
 				}
 				w := newWorld(t, a)
-				ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
+				ms, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +74,7 @@ func TestSandboxHoles(t *testing.T) {
 				if out := a.run(t, w.project, nil, script, nil); out != "OK" {
 					t.Fatalf("control: unsandboxed, curl did not reach the engine: %q", out)
 				}
-				if out := a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true}); strings.Contains(out, "OK") {
+				if out := a.run(t, w.project, nil, script, &sandbox.Config{Masks: ms, Required: true}); strings.Contains(out, "OK") {
 					t.Errorf("a sandboxed tool reached the Docker engine by default: %q", out)
 				}
 			})
@@ -115,7 +116,7 @@ func TestSandboxHoles(t *testing.T) {
 // started without DBUS_SESSION_BUS_ADDRESS, the user's dbus-launch bus in
 // /tmp/dbus-*) is hidden too: a tool that found it would read the keyring.
 func TestSandboxHidesAStrayBus(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	a := attacker{}
@@ -139,7 +140,7 @@ func TestSandboxHidesAStrayBus(t *testing.T) {
 		}
 	}()
 	// hush knows no bus address and no runtime dir.
-	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
+	ms, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestSandboxHidesAStrayBus(t *testing.T) {
 	if out := a.run(t, w.project, nil, script, nil); !leaks(out, w.canary) {
 		t.Fatalf("control: unsandboxed, the tool did not reach the stray bus:\n%s", out)
 	}
-	if out := a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true}); leaks(out, w.canary) {
+	if out := a.run(t, w.project, nil, script, &sandbox.Config{Masks: ms, Required: true}); leaks(out, w.canary) {
 		t.Errorf("a sandboxed tool reached a session bus hush was not told about:\n%s", out)
 	}
 }
@@ -165,7 +166,7 @@ func TestSandboxRootKernelSettings(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("the hole is root's: an unprivileged tool fails the same owner checks outside the sandbox")
 	}
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	const pattern = "/proc/sys/kernel/core_pattern"
@@ -221,7 +222,7 @@ func TestSandboxRootDaemonSockets(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("the daemons answer an unprivileged tool with no more than its user may do anyway")
 	}
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	a := attacker{}
@@ -233,7 +234,7 @@ func TestSandboxRootDaemonSockets(t *testing.T) {
 		}
 		serveCanary(t, bus, w.canary, "", nil)
 	}
-	script := `for s in ` + strings.Join(rootDaemonSockets, " ") + `; do [ -e "$s" ] || continue; python3 -c 'import socket,sys
+	script := `for s in ` + strings.Join(rootSockets, " ") + `; do [ -e "$s" ] || continue; python3 -c 'import socket,sys
 s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1]); print("CONNECTED", sys.argv[1])
 try: print(s.recv(100))
 except Exception: pass' "$s"; done 2>&1`
@@ -252,7 +253,7 @@ except Exception: pass' "$s"; done 2>&1`
 // and the socket $TMUX names are hidden; the control is the same client
 // unsandboxed, whose window does copy the vault.
 func TestSandboxHidesTheTmuxServer(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	tmux, err := exec.LookPath("tmux")
@@ -278,7 +279,7 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 			_ = kill.Run()
 		})
 	}
-	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project,
+	ms, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project,
 		TmuxTmpDir: tmpdir, Tmux: other + ",1234,0"})
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 		stolen := w.project + "/stolen" + strconv.Itoa(i)
 		script := `TMUX_TMPDIR=` + tmpdir + ` tmux ` + sel + ` new-window -d "cat ` + w.data + `/vault.env > ` + stolen + `" 2>&1; ` +
 			`for i in 1 2 3 4 5 6 7 8 9 10; do [ -s ` + stolen + ` ] && break; sleep 0.1; done; true`
-		_ = a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true})
+		_ = a.run(t, w.project, nil, script, &sandbox.Config{Masks: ms, Required: true})
 		if b, _ := os.ReadFile(stolen); leaks(string(b), w.canary) {
 			t.Errorf("tmux %s: a sandboxed tool had the user's tmux server read the vault: % x", sel, b)
 		}
@@ -305,7 +306,7 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 // emacsclient sends: both outside the sandbox. A stand-in listens at each
 // path; the control is the same connect unsandboxed.
 func TestSandboxHidesTheUserManager(t *testing.T) {
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	a := attacker{}
@@ -318,7 +319,7 @@ func TestSandboxHidesTheUserManager(t *testing.T) {
 		}
 		serveCanary(t, p, w.canary, "", nil)
 	}
-	ms, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project, RuntimeDir: rt})
+	ms, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project, RuntimeDir: rt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,15 @@ s=socket.socket(socket.AF_UNIX); s.settimeout(1); s.connect(sys.argv[1]); print(
 	if out := a.run(t, w.project, nil, script, nil); strings.Count(out, "CONNECTED") != len(paths) || !leaks(out, w.canary) {
 		t.Fatalf("control: unsandboxed, the client did not reach every server, so this proves nothing:\n%s", out)
 	}
-	if out := a.run(t, w.project, nil, script, &Sandbox{Masks: ms, Required: true}); strings.Contains(out, "CONNECTED") || leaks(out, w.canary) {
+	if out := a.run(t, w.project, nil, script, &sandbox.Config{Masks: ms, Required: true}); strings.Contains(out, "CONNECTED") || leaks(out, w.canary) {
 		t.Errorf("a sandboxed tool reached a server of its user that runs commands:\n%s", out)
 	}
+}
+
+// rootSockets are root daemons' control sockets a root tool must not reach
+// (the system bus, systemd, containerd, podman, cri-o, snapd, libvirt).
+var rootSockets = []string{
+	"/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/private",
+	"/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/crio/crio.sock",
+	"/run/snapd.socket", "/run/libvirt/libvirt-sock",
 }

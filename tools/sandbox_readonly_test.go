@@ -4,6 +4,7 @@ package tools
 
 import (
 	"bytes"
+	"github.com/hushcli/hush/tools/sandbox"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -82,13 +83,13 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 				return w, []target{{"exe", w.home + "/.local/bin/hush"}, {"exe-in-project", w.project + "/hush"},
 					{"authorized_keys", w.home + "/.ssh/authorized_keys"}, {"exe-link", w.home + "/bin/hush"}}
 			}
-			boxed := func(t *testing.T, w world, exe string) *Sandbox {
-				m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
+			boxed := func(t *testing.T, w world, exe string) *sandbox.Config {
+				m, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, RuntimeDir: w.root + "/run",
 					BusAddress: "unix:path=" + w.bus, Project: w.project, Executable: exe, PathEnv: "/usr/bin:" + w.home + "/bin:/bin"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				return &Sandbox{Masks: m, Required: true}
+				return &sandbox.Config{Masks: m, Required: true}
 			}
 			for _, tg := range []string{"exe", "exe-in-project", "authorized_keys", "exe-link"} {
 				for an, script := range attacks {
@@ -112,7 +113,7 @@ func TestSandboxReadOnlyMasks(t *testing.T) {
 								exe = w.home + "/opt/hush/hush"
 							}
 							before := readOnlySnapshot(t, w)
-							var sb *Sandbox
+							var sb *sandbox.Config
 							if sandboxed {
 								sb = boxed(t, w, exe)
 							}

@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestSandboxRenameAroundAMask(t *testing.T) {
 				script := `cd ` + w.home + ` && { mv .config .config-moved || mv .config/hush .config/hush-moved; } 2>&1; mkdir -p .config/hush && ` +
 					`printf '[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' > .config/hush/config.toml; ` +
 					`{ mv .local/share .local/share-moved || mv .local/share/hush .local/share/hush-moved; } 2>&1; mkdir -p .local/share/hush && echo PLANTED=1 > .local/share/hush/vault.env; true`
-				var box *Sandbox
+				var box *sandbox.Config
 				if sb {
 					box = w.sandbox()
 				}

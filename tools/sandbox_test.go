@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/hushcli/hush/tools/sandbox"
 	"io"
 	"net"
 	"os"
@@ -58,13 +59,13 @@ type attacker struct {
 	cred *syscall.Credential // nil: the test's own user
 }
 
-func (a attacker) spec(dir string, env Env, script string, sb *Sandbox, out io.Writer) Spec {
+func (a attacker) spec(dir string, env Env, script string, sb *sandbox.Config, out io.Writer) Spec {
 	base := Env{{Name: "PATH", Value: "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"}, {Name: "HOME", Value: dir}}
 	return Spec{Path: "bash", Args: []string{"-c", script}, Dir: dir, Env: append(base, env...),
 		Stdout: out, Stderr: out, Credential: a.cred, Sandbox: sb, KillGrace: time.Second}
 }
 
-func (a attacker) run(t *testing.T, dir string, env Env, script string, sb *Sandbox) string {
+func (a attacker) run(t *testing.T, dir string, env Env, script string, sb *sandbox.Config) string {
 	t.Helper()
 	var out bytes.Buffer
 	if sb == nil {
@@ -94,7 +95,7 @@ func (a attacker) bare(dir string, env Env, script string, out io.Writer) *exec.
 type world struct {
 	root, home, data, config, project string
 	canary                            string
-	masks                             *MaskSet
+	masks                             *sandbox.MaskSet
 	bus                               string
 	busHits                           *atomic.Int32
 }
@@ -104,7 +105,7 @@ type world struct {
 // tool run as nobody.
 func sandboxAttackers(t *testing.T) map[string]attacker {
 	t.Helper()
-	if st := SandboxStatus(); !st.Namespaces {
+	if st := sandbox.Status(); !st.Namespaces {
 		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
 	}
 	users := map[string]attacker{"self": {}}
@@ -197,7 +198,7 @@ func newWorld(t testing.TB, a attacker) world {
 			return os.Lchown(p, int(a.cred.Uid), int(a.cred.Gid))
 		})
 	}
-	w.masks, err = NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config,
+	w.masks, err = sandbox.NewMaskSet(sandbox.MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config,
 		RuntimeDir: root + "/run", BusAddress: "unix:path=" + w.bus, Project: w.project, Executable: w.home + "/go/bin/hush"})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func newWorld(t testing.TB, a attacker) world {
 	return w
 }
 
-func (w world) sandbox() *Sandbox { return &Sandbox{Masks: w.masks, Required: true} }
+func (w world) sandbox() *sandbox.Config { return &sandbox.Config{Masks: w.masks, Required: true} }
 
 func TestSandboxAttacks(t *testing.T) {
 	users := sandboxAttackers(t)
@@ -246,7 +247,7 @@ func attackSuite(t *testing.T, a attacker) {
 		script := `for f in ` + strings.Join(targets, " ") + `; do cat "$f"; xxd "$f"; od -c "$f"; base64 -w0 "$f"; done 2>&1
 ln -s ` + w.data + `/vault.env link; cat link; cat ` + w.home + `/.local/share/hush/../hush/vault.env
 cat ` + w.project + `/README`
-		for _, sb := range []*Sandbox{nil, w.sandbox()} {
+		for _, sb := range []*sandbox.Config{nil, w.sandbox()} {
 			out := a.run(t, w.project, nil, script, sb)
 			if sb == nil {
 				if !leaks(out, w.canary) {
@@ -301,7 +302,7 @@ s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100))' ` +
 		script := `for p in /proc/[0-9]*; do xxd $p/environ; tr '\0' ' ' < $p/cmdline; done 2>&1; ps eww -e 2>&1; echo "ppid=$PPID"`
 		// Sandboxed, then the control: a sibling and an attacker both
 		// unsandboxed, as before the sandbox.
-		for _, sb := range []*Sandbox{w.sandbox(), nil} {
+		for _, sb := range []*sandbox.Config{w.sandbox(), nil} {
 			sibOut := new(lockedBuffer)
 			sibEnv := Env{{Name: "API_TOKEN", Value: w.canary, Secret: true}}
 			sibScript := `printf '%s' "$API_TOKEN" | xxd -p; exec sleep 30`
@@ -437,7 +438,7 @@ EOF`, os.Getpid(), addr, len(secret))
 
 	t.Run("linger", func(t *testing.T) {
 		w := newWorld(t, a)
-		for i, sb := range []*Sandbox{w.sandbox(), nil} {
+		for i, sb := range []*sandbox.Config{w.sandbox(), nil} {
 			mark := fmt.Sprintf("31%d.%d", i, time.Now().UnixNano()%100000)
 			script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & echo started`
 			if sb == nil {
@@ -510,23 +511,20 @@ cat ` + w.data + `/vault.env ` + w.project + `/.env; id -u`
 			script := `head -c 64 ` + disk + ` 2>&1; echo
 mknod ./blk b $(stat -c '%t %T' ` + disk + ` | while read ma mi; do echo $((16#$ma)) $((16#$mi)); done) 2>&1 && head -c 64 ./blk 2>&1; echo
 printf 'null:'; echo x > /dev/null && echo ok; printf 'zero:'; head -c 4 /dev/zero | xxd -p; python3 -c 'import os; m, s = os.openpty(); print("pty:ok")'`
-			// With hush's template (hush_sb_template) and, as where the
-			// kernel refuses it, with a /dev built in the sandbox.
-			for _, built := range []bool{false, true} {
-				sandboxNoTemplate.Store(built)
-				out := a.run(t, w.project, nil, script, w.sandbox())
-				sandboxNoTemplate.Store(false)
-				if leaks(out, w.canary) {
-					t.Errorf("root in the sandbox (/dev built there: %v) read the disk %s raw:\n%s", built, disk, out)
-				}
-				for _, want := range []string{"null:ok", "zero:00000000", "pty:ok"} {
-					if !strings.Contains(out, want) {
-						t.Errorf("positive control: %q missing from the sandbox's /dev (built there: %v):\n%s", want, built, out)
-					}
-				}
-				os.Remove(w.project + "/blk")
+			// With hush's template (hush_sb_template); the /dev built in
+			// the sandbox where the kernel refuses the template is tested
+			// in package sandbox (TestRootDevBuiltInTheSandbox).
+			out := a.run(t, w.project, nil, script, w.sandbox())
+			if leaks(out, w.canary) {
+				t.Errorf("root in the sandbox read the disk %s raw:\n%s", disk, out)
 			}
-			out := a.run(t, w.project, nil, script, nil)
+			for _, want := range []string{"null:ok", "zero:00000000", "pty:ok"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("positive control: %q missing from the sandbox's /dev:\n%s", want, out)
+				}
+			}
+			os.Remove(w.project + "/blk")
+			out = a.run(t, w.project, nil, script, nil)
 			if !leaks(out, w.canary) {
 				t.Fatalf("control: unsandboxed root did not read %s:\n%s", disk, out)
 			}
@@ -637,7 +635,7 @@ func TestSandboxParentHelper(t *testing.T) {
 	dir := t.TempDir()
 	script := `setsid sleep ` + mark + ` </dev/null >/dev/null 2>&1 & exec sleep ` + mark + `1`
 	if os.Getenv(parentEnv+"_BOXED") != "" {
-		cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, script, &Sandbox{Required: true}, new(bytes.Buffer)))
+		cmd, err := Command(context.Background(), attacker{}.spec(dir, nil, script, &sandbox.Config{Required: true}, new(bytes.Buffer)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -668,8 +666,8 @@ func TestSandboxParentHelper(t *testing.T) {
 // reaper takes the detached child down as well; with nothing to reap (a
 // child meant to outlive hush) it survives (the control).
 func TestSandboxDiesWithHush(t *testing.T) {
-	if !SandboxStatus().Namespaces {
-		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
+	if !sandbox.Status().Namespaces {
+		t.Fatalf("the sandbox is unavailable: %s", sandbox.Status().Reason)
 	}
 	// boxed: in the sandbox; reaped: without it, under hush's reaper
 	// (reaper_linux.go); control: a child meant to outlive hush.
@@ -748,7 +746,7 @@ func TestSandboxRefusedHere(t *testing.T) {
 	if os.Getenv(refusedEnv) == "" {
 		t.Skip("helper: run by TestSandboxRefusalNamesTheSetting")
 	}
-	st := SandboxStatus()
+	st := sandbox.Status()
 	if st.Namespaces {
 		t.Fatal("the sandbox says it works where the kernel refuses user namespaces")
 	}
@@ -761,21 +759,21 @@ func TestSandboxRefusedHere(t *testing.T) {
 		t.Fatalf("no Landlock-only layer on a kernel with Landlock ABI %d", st.LandlockABI)
 	}
 	for _, p := range st.Protections {
-		second := p.Name == ProtectAbstract || p.Name == ProtectNoPrivs
+		second := p.Name == sandbox.ProtectAbstract || p.Name == sandbox.ProtectNoPrivs
 		if p.On != second || (!second && p.Why != st.Reason) {
 			t.Errorf("protection %s: on=%v why=%q", p.Name, p.On, p.Why)
 		}
 	}
 	dir := t.TempDir()
-	_, err := Command(context.Background(), attacker{}.spec(dir, nil, "true", &Sandbox{Required: true}, new(bytes.Buffer)))
-	if !errors.Is(err, ErrSandboxRefused) || !strings.Contains(err.Error(), "user.max_user_namespaces = 0") {
-		t.Errorf("required: err = %v, want ErrSandboxRefused naming the setting", err)
+	_, err := Command(context.Background(), attacker{}.spec(dir, nil, "true", &sandbox.Config{Required: true}, new(bytes.Buffer)))
+	if !errors.Is(err, sandbox.ErrRefused) || !strings.Contains(err.Error(), "user.max_user_namespaces = 0") {
+		t.Errorf("required: err = %v, want sandbox.ErrRefused naming the setting", err)
 	}
 	// Not required: the tool runs under the Landlock scope alone, which
 	// keeps it from signalling this process; unsandboxed it can (the
 	// control).
 	script := fmt.Sprintf("echo ran; kill -0 %d && echo signalled", os.Getpid())
-	out := attacker{}.run(t, dir, nil, script, &Sandbox{})
+	out := attacker{}.run(t, dir, nil, script, &sandbox.Config{})
 	if !strings.HasPrefix(out, "ran\n") {
 		t.Errorf("an unrequired sandbox the kernel refuses kept the tool from running: %q", out)
 	}

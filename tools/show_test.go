@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func TestEnvShowRender(t *testing.T) {
 func TestRenderSandbox(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := RenderSandbox(&out, "bash", nil, SandboxState{}); err != nil || out.String() != "# sandbox for bash: OFF ([unsafe] no_sandbox = true in config.toml)\n" {
+	if err := sandbox.Render(&out, "bash", nil, sandbox.State{}); err != nil || out.String() != "# sandbox for bash: OFF ([unsafe] no_sandbox = true in config.toml)\n" {
 		t.Errorf("no sandbox: %q, %v", out.String(), err)
 	}
 	home := t.TempDir()
@@ -48,30 +49,30 @@ func TestRenderSandbox(t *testing.T) {
 	if err := os.WriteFile(exe, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	masks, err := NewMaskSet(MaskOptions{Home: home, ConfigDir: filepath.Join(home, "c"), DataDir: filepath.Join(home, "d"), Project: t.TempDir(),
+	masks, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: home, ConfigDir: filepath.Join(home, "c"), DataDir: filepath.Join(home, "d"), Project: t.TempDir(),
 		Hide: []string{"~/.ssh"}, Executable: exe})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := SandboxState{Namespaces: false, Reason: "user namespaces are off", Protections: []Protection{{Name: ProtectNetwork, On: false, Why: "w"}}}
+	st := sandbox.State{Namespaces: false, Reason: "user namespaces are off", Protections: []sandbox.Protection{{Name: sandbox.ProtectNetwork, On: false, Why: "w"}}}
 	out.Reset()
-	if err := RenderSandbox(&out, "bash", &Sandbox{Masks: masks, Required: true}, st); err != nil {
+	if err := sandbox.Render(&out, "bash", &sandbox.Config{Masks: masks, Required: true}, st); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
 	for _, want := range []string{"# sandbox for bash: OFF: user namespaces are off; [sandbox] required = true, so it refuses to run\n",
-		"OFF  " + ProtectNetwork, "# NOT hidden now: ", "dir   " + filepath.Join(home, ".ssh") + "\n",
-		"# NOT read-only now: what the sandbox makes read-only where the kernel allows its namespaces (1)\nfile  " + exe + "\n      " + ReasonHushExe + "\n"} {
+		"OFF  " + sandbox.ProtectNetwork, "# NOT hidden now: ", "dir   " + filepath.Join(home, ".ssh") + "\n",
+		"# NOT read-only now: what the sandbox makes read-only where the kernel allows its namespaces (1)\nfile  " + exe + "\n      " + sandbox.ReasonHushExe + "\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
 	// With the namespaces: read-only, and ~/.ssh (hidden whole by hide) not listed twice.
 	out.Reset()
-	if err := RenderSandbox(&out, "bash", &Sandbox{Masks: masks}, SandboxState{Namespaces: true}); err != nil {
+	if err := sandbox.Render(&out, "bash", &sandbox.Config{Masks: masks}, sandbox.State{Namespaces: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.String(); !strings.Contains(got, "# read-only: readable, not writable, not replaceable (1)\nfile  "+exe+"\n") || strings.Contains(got, ReasonSSHLogin) {
+	if got := out.String(); !strings.Contains(got, "# read-only: readable, not writable, not replaceable (1)\nfile  "+exe+"\n") || strings.Contains(got, sandbox.ReasonSSHLogin) {
 		t.Errorf("with the namespaces:\n%s", got)
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // Spec describes one child process.
@@ -47,9 +49,9 @@ type Spec struct {
 	// the agent under test unprivileged, where same-user protections mean
 	// something).
 	Credential *syscall.Credential
-	// Sandbox, when set, runs the child in a sandbox of its own (see
-	// Sandbox). Every host tool sets it; nil is for hush's own helpers.
-	Sandbox *Sandbox
+	// Sandbox, when set, runs the child in a sandbox of its own (package
+	// sandbox). Every host tool sets it; nil is for hush's own helpers.
+	Sandbox *sandbox.Config
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
 	KillGrace time.Duration
@@ -63,18 +65,18 @@ var ErrSecretInArgv = errors.New("refusing to start: a secret value would appear
 const minArgvSecret = 4
 
 // Cmd is a ready, unstarted command from Command: an *exec.Cmd, whose
-// Start, Run and Wait a sandboxed child replaces (sandbox_linux.go starts
+// Start, Run and Wait a sandboxed child replaces (package sandbox starts
 // it itself, without os/exec's fork). Use its methods, not the embedded
 // *exec.Cmd's.
 type Cmd struct {
 	*exec.Cmd
-	direct *directStart // nil: os/exec starts it
+	direct *sandbox.Direct // nil: os/exec starts it
 }
 
 // Start starts the command.
 func (c *Cmd) Start() error {
 	if c.direct != nil {
-		return c.direct.start(c.Cmd)
+		return c.direct.Start(c.Cmd)
 	}
 	return c.Cmd.Start()
 }
@@ -82,7 +84,7 @@ func (c *Cmd) Start() error {
 // Wait waits for it to exit and for its output to be copied.
 func (c *Cmd) Wait() error {
 	if c.direct != nil {
-		return c.direct.wait(c.Cmd)
+		return c.direct.Wait(c.Cmd)
 	}
 	return c.Cmd.Wait()
 }
@@ -137,9 +139,9 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 		killWithParent(cmd.SysProcAttr)
 	}
 	cmd.SysProcAttr.Credential = spec.Credential
-	var direct *directStart
+	var direct *sandbox.Direct
 	if spec.Sandbox != nil {
-		if direct, err = sandboxCmd(ctx, cmd, prog, spec); err != nil {
+		if direct, err = sandbox.Prepare(ctx, cmd, prog, spec.Sandbox); err != nil {
 			return nil, err
 		}
 	}

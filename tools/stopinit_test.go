@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/hushcli/hush/tools/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,8 +54,8 @@ func startBoxed(t *testing.T, ctx context.Context, w world, path string, args ..
 // is killed when stopped instead of after the grace period; one with a
 // handler still gets SIGTERM and cleans up (the positive control).
 func TestStopSandboxedInitWithoutHandler(t *testing.T) {
-	if !SandboxStatus().Namespaces {
-		t.Fatalf("the sandbox is unavailable: %s", SandboxStatus().Reason)
+	if !sandbox.Status().Namespaces {
+		t.Fatalf("the sandbox is unavailable: %s", sandbox.Status().Reason)
 	}
 	w := newWorld(t, attacker{})
 

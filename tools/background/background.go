@@ -28,6 +28,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // Defaults for Options fields left zero.
@@ -54,7 +55,7 @@ type Options struct {
 	Secrets *executor.SecretCache
 	// Sandbox is the sandbox every process runs in (nil: none). A kept
 	// process keeps its sandbox; only its lifetime differs.
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 }
 
 // Manager owns one hush session's background processes. It is safe for

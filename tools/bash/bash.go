@@ -16,6 +16,7 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // Name is the tool's name and gate subject.
@@ -35,7 +36,7 @@ type Tool struct {
 	// `hush audit`'s tests can prove the argv checks see it ([unsafe]).
 	UnsafeSecretsInArgv bool
 	// Sandbox is the sandbox every script runs in (nil: none).
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 }
 
 // Params are the tool's arguments; the tags are its JSON schema.

@@ -21,7 +21,7 @@ import (
 )
 
 // The engine settings hush honours, read from its start-up snapshot (hush's
-// own process environment no longer holds them after tools.Guard).
+// own process environment no longer holds them after guard.Guard).
 const (
 	envHost       = "DOCKER_HOST"
 	envTLSVerify  = "DOCKER_TLS_VERIFY"

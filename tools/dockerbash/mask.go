@@ -7,12 +7,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
-// defaultMasks are the project masks every tool shares; tools/masks.go
+// defaultMasks are the project masks every tool shares; tools/sandbox/masks.go
 // owns the list, and config's `mask` adds to it here.
-func defaultMasks() []string { return tools.ProjectMaskPatterns() }
+func defaultMasks() []string { return sandbox.ProjectMaskPatterns() }
 
 // mask is one path of the project hidden inside the container.
 type mask struct {
@@ -31,13 +31,13 @@ func (m mask) String() string {
 	return "empty /app/" + m.Rel
 }
 
-// matchMask is the shared rule (tools.MatchProjectMask).
-func matchMask(patterns []string, rel string) bool { return tools.MatchProjectMask(patterns, rel) }
+// matchMask is the shared rule (sandbox.MatchProjectMask).
+func matchMask(patterns []string, rel string) bool { return sandbox.MatchProjectMask(patterns, rel) }
 
 // ValidMasks reports a malformed mask pattern: it would match nothing and
 // so hide nothing, which must not pass silently. The session checks config
 // with it at start, and Run checks again.
-func ValidMasks(patterns []string) error { return tools.ValidMaskPatterns(patterns) }
+func ValidMasks(patterns []string) error { return sandbox.ValidMaskPatterns(patterns) }
 
 // planMasks walks the whole project under root (already free of symlinks)
 // and lists what the container must not see: every path matching patterns
@@ -148,5 +148,5 @@ func within(root, p string) (string, bool) {
 }
 
 // ensureEmptyFile returns the path of an empty, read-only regular file in
-// dir (tools.EnsureEmptyFile).
-func ensureEmptyFile(dir string) (string, error) { return tools.EnsureEmptyFile(dir) }
+// dir (sandbox.EnsureEmptyFile).
+func ensureEmptyFile(dir string) (string, error) { return sandbox.EnsureEmptyFile(dir) }

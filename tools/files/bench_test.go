@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // The tree the search benchmarks walk: HUSH_BENCH_TREE_FILES files
@@ -98,7 +98,7 @@ func envInt(name string, def int) int {
 // benchCheck is the real mask list's check, as a session builds it.
 func benchCheck(b *testing.B, project string) (Check, Check) {
 	home := b.TempDir()
-	m, err := tools.NewMaskSet(tools.MaskOptions{Home: home, ConfigDir: filepath.Join(home, ".config/hush"),
+	m, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: home, ConfigDir: filepath.Join(home, ".config/hush"),
 		DataDir: filepath.Join(home, ".local/share/hush"), RuntimeDir: "/run/user/1000", Project: project})
 	if err != nil {
 		b.Fatal(err)

@@ -2,7 +2,7 @@
 // glob and grep. They run inside hush's own process, where no sandbox
 // protects anything, so they keep hush's promise themselves: every path
 // is resolved through its symlinks and passed to the mask list's path
-// check (Check, from tools/masks.go — the one list, never a copy here)
+// check (Check, from tools/sandbox/masks.go — the one list, never a copy here)
 // before a byte is read or written.
 //
 // The tools never call the gate or the redactor: the executor does, around
@@ -35,9 +35,9 @@ const MaskedDotEnv = "masked: secrets reach tools through the vault; see `hush v
 
 // Tools returns the five file tools sharing check. walkCheck, if set, is
 // the same list's check for paths that hold no symlink
-// (tools.MaskSet.MaskedResolved), which glob and grep ask about every
+// (sandbox.MaskSet.MaskedResolved), which glob and grep ask about every
 // file they walk past; writeCheck, if set, is what write and edit must
-// not change beyond check (tools.MaskSet.WriteMasked: the read-only
+// not change beyond check (sandbox.MaskSet.WriteMasked: the read-only
 // masks, such as hush's own executable and ~/.ssh).
 func Tools(check, walkCheck, writeCheck Check) []executor.Tool {
 	return []executor.Tool{Read{Check: check}, Write{Check: check, WriteCheck: writeCheck}, Edit{Check: check, WriteCheck: writeCheck},

@@ -17,7 +17,7 @@ import (
 	"github.com/hushcli/hush/executor"
 )
 
-// testCheck stands in for tools.MaskSet.Masked in these unit tests: it
+// testCheck stands in for sandbox.MaskSet.Masked in these unit tests: it
 // masks one directory (the "vault dir") and the .env family by name, so
 // the tools' handling of a masked path is tested without the real list.
 func testCheck(vaultDir string) Check {

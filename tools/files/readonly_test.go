@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // TestReadOnlyMasks: with the session's real mask list, write and edit
@@ -23,7 +23,7 @@ func TestReadOnlyMasks(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(f.dir, "hush-link")); err != nil {
 		t.Fatal(err)
 	}
-	m, err := tools.NewMaskSet(tools.MaskOptions{Home: home, DataDir: f.vault, Project: f.dir, Executable: exe})
+	m, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: home, DataDir: f.vault, Project: f.dir, Executable: exe})
 	if err != nil {
 		t.Fatal(err)
 	}

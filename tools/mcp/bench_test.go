@@ -14,6 +14,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/tools/sandbox"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -117,16 +118,16 @@ func timeEach(b *testing.B, f func()) {
 // the host sandbox and once in it, interleaved; it reports both medians and
 // the median of per-iteration ratios (scripts/bench's MCP start row).
 func BenchmarkMCPStart(b *testing.B) {
-	if !tools.SandboxStatus().Namespaces {
-		b.Skip(tools.SandboxStatus().Reason)
+	if !sandbox.Status().Namespaces {
+		b.Skip(sandbox.Status().Reason)
 	}
 	dir := b.TempDir()
-	masks, err := tools.NewMaskSet(tools.MaskOptions{Home: dir, DataDir: filepath.Join(dir, "data"), ConfigDir: filepath.Join(dir, "config"), Project: dir})
+	masks, err := sandbox.NewMaskSet(sandbox.MaskOptions{Home: dir, DataDir: filepath.Join(dir, "data"), ConfigDir: filepath.Join(dir, "config"), Project: dir})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ambient := map[string]string{"PATH": os.Getenv("PATH"), "HOME": dir, "LANG": "C.UTF-8"}
-	start := func(sb *tools.Sandbox) time.Duration {
+	start := func(sb *sandbox.Config) time.Duration {
 		t0 := time.Now()
 		m, err := mcp.NewManager(mcp.Options{Servers: []mcp.Server{{Name: "bench", Command: faultServer}}, Dir: dir, Ambient: ambient,
 			Secrets: executor.NewSecretCache(func() (map[string]string, error) { return map[string]string{}, nil }, nil),
@@ -146,7 +147,7 @@ func BenchmarkMCPStart(b *testing.B) {
 	var ratios []float64
 	for b.Loop() {
 		x := start(nil)
-		y := start(&tools.Sandbox{Masks: masks})
+		y := start(&sandbox.Config{Masks: masks})
 		bare, boxed = append(bare, x), append(boxed, y)
 		ratios = append(ratios, float64(y)/float64(x))
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,7 +73,7 @@ func (c *conn) hideIn(text string) string {
 //
 // onDead is called once if the session later ends without hush closing it,
 // before the conn's dead channel closes.
-func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *tools.Sandbox, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *sandbox.Config, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
 	// The server's stdin and stdout are plain pipes hush holds, not
 	// exec's StdinPipe/StdoutPipe: those are closed by Wait, which would
 	// race the protocol reader for a server's last words.

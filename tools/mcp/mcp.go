@@ -28,6 +28,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/vault"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,7 +113,7 @@ type Options struct {
 	// Version is hush's version, sent as the client version.
 	Version string
 	// Sandbox is the sandbox every server runs in (nil: none).
-	Sandbox *tools.Sandbox
+	Sandbox *sandbox.Config
 	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool

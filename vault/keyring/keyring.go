@@ -7,7 +7,7 @@
 // Secret Service D-Bus API itself (over godbus, the library go-keyring uses)
 // and files items exactly as go-keyring does, so the two read each other's
 // items. The reason is the session bus address: go-keyring finds the bus
-// only through hush's own process environment, which tools.Guard reduces to
+// only through hush's own process environment, which guard.Guard reduces to
 // the core allowlist, and otherwise launches dbus-launch — a process started
 // outside hush's spawn layer. Here the address comes from hush's in-memory
 // environment snapshot, passed in explicitly, and nothing is ever launched.

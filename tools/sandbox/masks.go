@@ -1,4 +1,4 @@
-package tools
+package sandbox
 
 import (
 	"errors"
@@ -751,7 +751,7 @@ func strayBuses() []string {
 
 // tmpBuses are the /tmp/dbus-* sockets and /tmp/ssh-* directories
 // (tmpMasked). On Linux an inotify watch keeps
-// them up to date (sandbox_tmpbus_linux.go). Elsewhere, or without an
+// them up to date (tmpbus_linux.go). Elsewhere, or without an
 // inotify instance, /tmp is listed again only when its mtime changed (an
 // entry was made, removed or renamed there): /tmp holds hundreds of
 // entries, and listing it on every spawn cost a sandboxed call more than a

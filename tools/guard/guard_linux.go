@@ -1,4 +1,4 @@
-package tools
+package guard
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // than the core allowlist, Guard copies it into an anonymous memfd, re-execs
 // hush (same pid) with only the core allowlist plus the descriptor number,
 // and the new image reads the original back and closes the memfd. In the
-// hush executable a C constructor (guard_early_linux.go) normally hides the
+// hush executable a C constructor (early.c) normally hides the
 // environment before the Go runtime starts, in place and without an exec;
 // Guard then only reads the original back and checks the reduction.
 // Everything hush needs from its environment (HUSH_*, DOCKER_HOST, proxy
@@ -34,7 +34,7 @@ import (
 func Guard() (map[string]string, error) {
 	harden()
 	if fd := earlyEnvFD(); fd >= 0 {
-		// The early guard (guard_early_linux.go) rewrote the environment in
+		// The early guard (early.c) rewrote the environment in
 		// place with its own copy of the allowlist; the original is in fd.
 		env, err := readEnvFD(fd)
 		if err != nil {

@@ -1,4 +1,4 @@
-package tools
+package sandbox
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 )
 
 // The host sandbox, Linux: the kernel's namespaces, set up in C
-// (sandbox_init_linux.go) by a vfork'd child of hush that execs the tool,
+// (sandbox.c, start_linux.go) by a vfork'd child of hush that execs the tool,
 // or, for a child to run as another user, by hush's own binary re-run as
 // an init before its Go runtime would start.
 
@@ -24,20 +24,23 @@ import (
 const sandboxInitArg0 = "hush-sandbox-init"
 
 // sandboxExe is this very binary, however it was reached: the magic link
-// also works for a user (Spec.Credential) who could not search the
+// also works for a user (a credential on the command) who could not search the
 // directories leading to it.
 const sandboxExe = "/proc/self/exe"
 
-// sandboxCmd turns cmd (already set up by Command for prog) into a
-// sandboxed start. Most children start directly (directStart: a vfork'd
+// Prepare turns cmd (already set up by tools.Command for prog: argv,
+// directory, environment, streams, credential) into a sandboxed start
+// following cfg. It returns a *Direct when the child is to be started by
+// it instead of os/exec, or nil when cmd itself (possibly rewritten to go
+// through the sandbox's init) is to be started as usual. Most children start directly (Direct: a vfork'd
 // child of hush cloned into its namespaces, no second exec); a child to
-// run as another user (Spec.Credential) goes through the init, which
+// run as another user (a credential on the command) goes through the init, which
 // changes user before it unshares, and so does the Landlock-only layer.
-func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*directStart, error) {
-	st := SandboxStatus()
+func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Direct, error) {
+	st := Status()
 	if !st.Namespaces {
-		if spec.Sandbox.Required {
-			return nil, fmt.Errorf("%w: %s", ErrSandboxRefused, st.Reason)
+		if cfg.Required {
+			return nil, fmt.Errorf("%w: %s", ErrRefused, st.Reason)
 		}
 		if !st.LandlockOnly {
 			return nil, nil // the session said so at start
@@ -50,15 +53,15 @@ func sandboxCmd(ctx context.Context, cmd *exec.Cmd, prog string, spec Spec) (*di
 		throughInit(cmd, prog, plan)
 		return nil, nil
 	}
-	masks, err := spec.Sandbox.Masks.Masks()
+	masks, err := cfg.Masks.Masks()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	flags := sandboxFlags(spec.Sandbox.NoNetwork)
-	if spec.Credential == nil {
-		return &directStart{ctx: ctx, prog: prog, plan: planBytes(flags, masks)}, nil
+	flags := sandboxFlags(cfg.NoNetwork)
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil {
+		return &Direct{ctx: ctx, prog: prog, plan: planBytes(flags, masks)}, nil
 	}
-	plan, err := spec.Sandbox.Masks.planFile(flags, masks)
+	plan, err := cfg.Masks.planFile(flags, masks)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +122,11 @@ func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
 	return f, nil
 }
 
-// planCache serves a Sandbox without masks.
+// planCache serves a Config without masks.
 var planCache plans
 
 // planBytes is the init's plan: magic, flags, then one F<path>, D<path>,
-// R<path> (read-only) or S<path> (a link covered by what it leads to) per mask, NUL-separated (sandbox_init_linux.go
+// R<path> (read-only) or S<path> (a link covered by what it leads to) per mask, NUL-separated (sandbox.c
 // reads it).
 func planBytes(flags string, masks []Mask) []byte {
 	var b bytes.Buffer
@@ -181,14 +184,14 @@ func pins(masks []Mask) []string {
 
 // probeSandbox starts one sandboxed child that sets everything up and exits
 // before running anything, and says what the kernel refused.
-func probeSandbox() SandboxState {
+func probeSandbox() State {
 	ll, _, _ := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	landlock := int(ll)
 	if int(ll) < 0 || ll > 1000 {
 		landlock = 0
 	}
-	fail := func(reason string) SandboxState {
-		return SandboxState{Reason: reason, LandlockABI: landlock, Protections: protections(false, reason, landlock)}
+	fail := func(reason string) State {
+		return State{Reason: reason, LandlockABI: landlock, Protections: protections(false, reason, landlock)}
 	}
 	if !sandboxInitBuilt {
 		return fail("host tools run without a sandbox: this hush was built without cgo, so the sandbox's init is not in it")
@@ -221,7 +224,7 @@ func probeSandbox() SandboxState {
 		}
 		return st
 	}
-	return SandboxState{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
+	return State{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
 }
 
 // probeLandlockOnly starts the init in Landlock-only mode once.
@@ -256,4 +259,15 @@ func refusal(err error, stderr string) string {
 		return "the kernel refused its namespaces (" + strings.TrimPrefix(msg, "hush sandbox: ") + ")"
 	}
 	return "the kernel refused its namespaces (" + err.Error() + ")"
+}
+
+func writeAll(fd int, p []byte) error {
+	for len(p) > 0 {
+		n, err := unix.Write(fd, p)
+		if err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
 }

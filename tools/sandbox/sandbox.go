@@ -1,4 +1,17 @@
-package tools
+// Package sandbox contains a host tool: it starts one child process in a
+// world of its own (Linux namespaces set up in C, sandbox.c, before the
+// tool runs) and says what this machine's kernel gives (Status).
+//
+// It owns the list of what a tool must not see (MaskSet, masks.go), which
+// the file tools in tools/files and docker-bash consult too, and `hush
+// sandbox show`'s rendering of it (Render).
+//
+// It takes a narrow start request — an *exec.Cmd already holding the
+// program, arguments, directory, environment and credential, plus a
+// *Config — and imports nothing of package tools, which owns the spawn
+// contract (tools.Spec, tools.Command) and is the only caller of Prepare.
+// It never builds an environment and never reads hush's own.
+package sandbox
 
 import (
 	"errors"
@@ -6,11 +19,11 @@ import (
 	"sync"
 )
 
-// Sandbox is how one host child is contained (see sandbox_linux.go). A nil
-// *Sandbox in a Spec runs the child as before: a new session, nothing more.
-// The session makes one per tool from [sandbox] in config.toml and gives it
-// to every Spec of that tool.
-type Sandbox struct {
+// Config is how one host child is contained (see sandbox_linux.go). A nil
+// *Config in a tools.Spec runs the child as before: a new session, nothing
+// more. The session makes one per tool from [sandbox] in config.toml and
+// gives it to every Spec of that tool.
+type Config struct {
 	// Masks are the paths the child does not see. nil hides nothing but
 	// still gives the child its own PID, mount and user namespaces.
 	Masks *MaskSet
@@ -23,9 +36,9 @@ type Sandbox struct {
 	Required bool
 }
 
-// ErrSandboxRefused is returned by Command for a Sandbox with Required set
+// ErrRefused is returned by Prepare for a Config with Required set
 // where the kernel refuses the namespaces; the message says which setting.
-var ErrSandboxRefused = errors.New("the sandbox is required ([sandbox] required = true) but unavailable")
+var ErrRefused = errors.New("the sandbox is required ([sandbox] required = true) but unavailable")
 
 // Protection is one protection of the sandbox and whether this machine
 // gives it.
@@ -37,7 +50,7 @@ type Protection struct {
 	Why string
 }
 
-// Names of the protections, in SandboxState.Protections order.
+// Names of the protections, in State.Protections order.
 const (
 	ProtectPID      = "pid-namespace"
 	ProtectMounts   = "mount-masks"
@@ -48,14 +61,14 @@ const (
 	ProtectNetwork  = "network-namespace"
 )
 
-// SandboxState is what the sandbox gives a host tool on this machine.
+// State is what the sandbox gives a host tool on this machine.
 //
-// For `hush audit` rows and the session banner: call SandboxStatus() once;
+// For `hush audit` rows and the session banner: call Status() once;
 // if !state.Namespaces, print state.Reason (one sentence naming the kernel
 // setting) at start, and show each Protection with On false as a failed row
 // with its Why — never as a pass. state.Protections lists every protection,
 // on or off, with a stable Name.
-type SandboxState struct {
+type State struct {
 	// Namespaces: the PID, mount and user namespaces, mount masks, own
 	// /proc and lifetime all work (a real sandboxed child was started).
 	Namespaces bool
@@ -74,7 +87,7 @@ type SandboxState struct {
 }
 
 // Protection returns the named protection.
-func (s SandboxState) Protection(name string) Protection {
+func (s State) Protection(name string) Protection {
 	for _, p := range s.Protections {
 		if p.Name == name {
 			return p
@@ -85,12 +98,12 @@ func (s SandboxState) Protection(name string) Protection {
 
 var sandboxProbe struct {
 	once  sync.Once
-	state SandboxState
+	state State
 }
 
-// SandboxStatus probes the machine once per process (by starting one
+// Status probes the machine once per process (by starting one
 // sandboxed child that exits at once) and returns what the sandbox gives.
-func SandboxStatus() SandboxState {
+func Status() State {
 	sandboxProbe.once.Do(func() { sandboxProbe.state = probeSandbox() })
 	return sandboxProbe.state
 }

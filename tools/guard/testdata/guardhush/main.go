@@ -1,5 +1,5 @@
 // Command guardhush stands in for hush in the early guard's test: built
-// under the name "hush", it calls tools.Guard like hush's main does, then
+// under the name "hush", it calls guard.Guard like hush's main does, then
 // prints the snapshot Guard returned, one NAME=value per line, how Guard
 // says the environment was hidden, and the path the kernel last exec'd it
 // by (AT_EXECFN), which tells a re-exec (/proc/self/exe, or the resolved
@@ -14,15 +14,15 @@ import (
 	"sort"
 	"unsafe"
 
-	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/guard"
 	"golang.org/x/sys/unix"
 )
 
-// exitGuardFailed is the exit code when tools.Guard fails.
+// exitGuardFailed is the exit code when guard.Guard fails.
 const exitGuardFailed = 1
 
 func main() {
-	env, err := tools.Guard()
+	env, err := guard.Guard()
 	if err != nil {
 		fmt.Println("guard error:", err)
 		os.Exit(exitGuardFailed)
@@ -35,7 +35,7 @@ func main() {
 	for _, l := range lines {
 		fmt.Println("env " + l)
 	}
-	fmt.Println("guarded " + tools.GuardedBy())
+	fmt.Println("guarded " + guard.GuardedBy())
 	fmt.Println("execfn " + execFn())
 	fmt.Println("ready")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')

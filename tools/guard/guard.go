@@ -1,8 +1,15 @@
-package tools
+// Package guard is hush's own start-up hardening: before anything else runs
+// it hides the environment hush was started with from /proc/<pid>/environ
+// (in place, in a C constructor, early.c, or by re-executing hush), keeps
+// the original in memory for hush alone, and makes hush undumpable with no
+// core file. It starts no tool; the spawn layer (package tools) does.
+package guard
 
 import (
 	"os"
 	"strings"
+
+	"github.com/hushcli/hush/tools"
 )
 
 // envFDVar tells the re-executed hush which inherited descriptor holds its
@@ -24,8 +31,9 @@ func environMap() map[string]string {
 // anything credential-shaped by name or value.
 func reduce(env map[string]string) map[string]string {
 	out := map[string]string{}
+	core := tools.CoreNames()
 	for k, v := range env {
-		if MatchAny(coreNames, k) && !IsCredentialName(k) && !IsCredentialValue(v) {
+		if tools.MatchAny(core, k) && !tools.IsCredentialName(k) && !tools.IsCredentialValue(v) {
 			out[k] = v
 		}
 	}

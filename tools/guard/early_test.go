@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package guard
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hushcli/hush/tools"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,20 +24,20 @@ import (
 // back, or drop a variable hush's own libraries read.)
 func TestEarlyGuardListIsCoreNames(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("guard_early_linux.go")
+	src, err := os.ReadFile("early.c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?s)hush_early_core\[\] = \{(.*?)\};`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("no hush_early_core array in guard_early_linux.go")
+		t.Fatal("no hush_early_core array in early.c")
 	}
 	var got []string
 	for _, q := range regexp.MustCompile(`"([^"]*)"`).FindAllSubmatch(m[1], -1) {
 		got = append(got, string(q[1]))
 	}
-	if !slices.Equal(got, coreNames) {
-		t.Fatalf("hush_early_core = %q\ncoreNames       = %q", got, coreNames)
+	if !slices.Equal(got, tools.CoreNames()) {
+		t.Fatalf("hush_early_core = %q\ncoreNames       = %q", got, tools.CoreNames())
 	}
 }
 
@@ -45,7 +46,7 @@ func TestEarlyGuardListIsCoreNames(t *testing.T) {
 type guardRun struct {
 	snapshot map[string]string
 	execFn   string // AT_EXECFN, from the guardhush program only
-	guarded  string // tools.GuardedBy(), from the guardhush program only
+	guarded  string // GuardedBy(), from the guardhush program only
 	environ  string // NUL-separated, as the kernel shows it
 }
 

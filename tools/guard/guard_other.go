@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tools
+package guard
 
 // Guard returns the process environment as a map. Re-executing to hide the
 // environment is implemented for Linux only, where /proc exposes it.

@@ -1,6 +1,6 @@
 //go:build linux && (!cgo || hush_no_early_guard)
 
-package tools
+package guard
 
 // earlyEnvFD is -1: the early guard is not linked in, and Guard does the
 // whole job.

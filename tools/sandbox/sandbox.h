@@ -1,0 +1,18 @@
+// What the sandbox's C (sandbox.c) offers its Go side (start_linux.go).
+#ifndef HUSH_SANDBOX_H
+#define HUSH_SANDBOX_H
+
+#include <stddef.h>
+
+// hush_sb_template makes, once per hush run as root, the read-only scratch
+// each of its sandboxes starts from; it returns the mount's descriptor, or
+// -errno where the kernel refuses it.
+int hush_sb_template(void);
+
+// hush_sb_spawn starts path in a sandbox of its own (vfork'd, cloned into
+// its namespaces) following plan; it returns the child's pid or -errno, and
+// *nsfd, a reference to the child's mount namespace, or -1.
+int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int *nsfd);
+
+#endif

@@ -1,0 +1,36 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+)
+
+func probeSandbox() State {
+	reason := "host tools run without a sandbox on " + runtime.GOOS + ": it is built from Linux namespaces"
+	return State{Reason: reason, Protections: protections(false, reason, 0)}
+}
+
+// Prepare runs the child unsandboxed, or refuses when it is required.
+func Prepare(_ context.Context, _ *exec.Cmd, _ string, cfg *Config) (*Direct, error) {
+	if cfg.Required {
+		return nil, fmt.Errorf("%w: %s", ErrRefused, Status().Reason)
+	}
+	return nil, nil
+}
+
+// Direct is never used here: no sandbox starts without os/exec.
+type Direct struct{}
+
+// Start is never called: Prepare returns no Direct here.
+func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: not supported") }
+
+// Wait is never called: Prepare returns no Direct here.
+func (*Direct) Wait(*exec.Cmd) error { return errors.New("sandbox: not supported") }
+
+// watchedTmpBuses: no inotify here; tmpBuses checks /tmp's mtime.
+func watchedTmpBuses() ([]string, bool) { return nil, false }

@@ -1,0 +1,82 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+)
+
+// Render prints `hush sandbox show`: tool's sandbox sb (nil: off by
+// [unsafe] no_sandbox), the protections of st on this machine, then every
+// mask with its reason.
+func Render(w io.Writer, tool string, sb *Config, st State) error {
+	if sb == nil {
+		fmt.Fprintf(w, "# sandbox for %s: OFF ([unsafe] no_sandbox = true in config.toml)\n", tool)
+		return nil
+	}
+	state := "on"
+	if !st.Namespaces {
+		state = "OFF: " + st.Reason
+		if sb.Required {
+			state += "; [sandbox] required = true, so it refuses to run"
+		}
+	}
+	fmt.Fprintf(w, "# sandbox for %s: %s\n", tool, state)
+	fmt.Fprintln(w, "# protections")
+	for _, p := range st.Protections {
+		mark := "on "
+		if !p.On {
+			mark = "OFF"
+		}
+		if p.Name == ProtectNetwork && st.Namespaces && !sb.NoNetwork {
+			mark, p.Why = "-- ", "network is on for this tool; [tools."+tool+"] network = \"none\" leaves it only a loopback interface"
+		}
+		fmt.Fprintf(w, "%s  %-18s %s\n", mark, p.Name, p.Why)
+	}
+	all, err := sb.Masks.Masks()
+	if err != nil {
+		return err
+	}
+	var hidden, readOnly []Mask
+	for _, m := range all {
+		if m.ReadOnly {
+			readOnly = append(readOnly, m)
+		} else {
+			hidden = append(hidden, m)
+		}
+	}
+	list := func(masks []Mask) {
+		for _, m := range masks {
+			kind := "file"
+			switch {
+			case m.Link:
+				kind = "link"
+			case m.Dir:
+				kind = "dir "
+			}
+			fmt.Fprintf(w, "%s  %s\n      %s\n", kind, m.Path, m.Reason)
+		}
+	}
+	if st.Namespaces {
+		fmt.Fprintf(w, "# hidden (%d)\n", len(hidden))
+	} else {
+		fmt.Fprintf(w, "# NOT hidden now: what the sandbox hides where the kernel allows it (%d)\n", len(hidden))
+	}
+	list(hidden)
+	if len(readOnly) > 0 {
+		if st.Namespaces {
+			fmt.Fprintf(w, "# read-only: readable, not writable, not replaceable (%d)\n", len(readOnly))
+		} else {
+			// Landlock alone cannot do it: its rules grant access to a
+			// tree, never take one file out of a tree they grant.
+			fmt.Fprintf(w, "# NOT read-only now: what the sandbox makes read-only where the kernel allows its namespaces (%d)\n", len(readOnly))
+		}
+		list(readOnly)
+	}
+	if re := sb.Masks.Reopened(); len(re) > 0 {
+		fmt.Fprintf(w, "# re-opened by [sandbox] allow (%d)\n", len(re))
+		for _, m := range re {
+			fmt.Fprintf(w, "      %s\n", m.Path)
+		}
+	}
+	return nil
+}
