@@ -59,7 +59,9 @@ func RealDir(dir string) string {
 func LoadProject(dir string) (*Project, error) {
 	dir = RealDir(dir)
 	path := filepath.Join(dir, ProjectFile)
-	data, err := userfile.Read(context.Background(), path, userfile.ConfigLimit)
+	// Inside the project only: a tool may have made it a symlink to the
+	// vault, whose lines a parse error would quote.
+	data, _, err := userfile.ReadIn(context.Background(), dir, path, userfile.ConfigLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hushcli/hush/config/userfile"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/sandbox"
 )
@@ -35,17 +36,42 @@ type Instruction struct {
 	Text string
 	// Cut says how many bytes of the file were left out for the cap.
 	Cut int
+	// Refused says why the file was not read (it leads out of the
+	// project, it is masked, it is not a regular file); the prompt does
+	// not carry it and the banner says so.
+	Refused string
 }
+
+// Masked is the session's mask check (sandbox.MaskSet.Masked): whether a
+// path, symlinks resolved, is one no tool sees, and why.
+type Masked func(path string) (reason string, masked bool)
 
 // LoadInstructions reads AGENTS.md from configDir, then from the repository
 // root (the nearest ancestor of dir holding .git; dir itself when there is
 // none) down to dir, so the nearest file comes last and weighs most. All
 // together they are capped at MaxInstructionBytes, the nearest files kept
 // first. A missing file is skipped; an unreadable one is an error naming it.
-func LoadInstructions(dir, configDir string) ([]Instruction, error) {
-	var paths []string
+//
+// A project's files are read as a tool would see them, since a tool may
+// have written them: only inside the project (a symlink out of the
+// repository — to the vault, ~/.aws/credentials, a key — is refused),
+// never a path masked says no tool sees (.env, hush's own files), and
+// only a regular file, opened without blocking (a named pipe or a device
+// is refused at once). A refused file is kept with its reason in Refused,
+// so the session starts and says why. The user's own file in configDir is
+// read below configDir, which no tool reaches, without the mask check
+// (the config dir is masked itself). masked is required.
+func LoadInstructions(dir, configDir string, masked Masked) ([]Instruction, error) {
+	if masked == nil {
+		return nil, errors.New("project instructions need the session's mask check")
+	}
+	type place struct {
+		path, root string
+		masked     Masked
+	}
+	var places []place
 	if configDir != "" {
-		paths = append(paths, filepath.Join(configDir, InstructionsFile))
+		places = append(places, place{filepath.Join(configDir, InstructionsFile), configDir, nil})
 	}
 	chain := []string{dir}
 	for d := dir; ; {
@@ -60,35 +86,25 @@ func LoadInstructions(dir, configDir string) ([]Instruction, error) {
 		d = up
 		chain = append(chain, d)
 	}
+	repo := chain[len(chain)-1]
 	for i := len(chain) - 1; i >= 0; i-- {
-		paths = append(paths, filepath.Join(chain[i], InstructionsFile))
+		places = append(places, place{filepath.Join(chain[i], InstructionsFile), repo, masked})
 	}
 	var out []Instruction
 	seen := map[string]bool{}
-	for _, p := range paths {
-		real, err := filepath.EvalSymlinks(p)
+	for _, p := range places {
+		in, real, err := readInstruction(p.path, p.root, p.masked)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
+			return nil, fmt.Errorf("read %s: %w", p.path, err)
 		}
-		if seen[real] {
-			continue
-		}
-		seen[real] = true
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxInstructionBytes+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		in := Instruction{Path: p, Text: string(data)}
-		if fi, err := os.Stat(p); err == nil && fi.Size() > int64(len(data)) {
-			in.Cut = int(fi.Size()) - len(data)
+		if real != "" {
+			if seen[real] {
+				continue
+			}
+			seen[real] = true
 		}
 		out = append(out, in)
 	}
@@ -107,6 +123,40 @@ func LoadInstructions(dir, configDir string) ([]Instruction, error) {
 		budget -= len(in.Text)
 	}
 	return out, nil
+}
+
+// readInstruction reads one AGENTS.md below root, at most the cap, and
+// refuses what masked (nil: nothing) covers; a refusal is an Instruction
+// with Refused set, and real is the file read, symlinks resolved.
+func readInstruction(path, root string, masked Masked) (in Instruction, real string, err error) {
+	in.Path = path
+	f, real, err := userfile.OpenIn(root, path)
+	if errors.Is(err, userfile.ErrOutside) || errors.Is(err, userfile.ErrNotRegular) {
+		in.Refused = err.Error()
+		return in, "", nil
+	}
+	if err != nil {
+		return in, "", err
+	}
+	defer f.Close()
+	for _, p := range []string{real, path} {
+		if masked == nil {
+			break
+		}
+		if reason, ok := masked(p); ok {
+			in.Refused = fmt.Sprintf("it leads to %s, which is %s; no tool sees it, and neither does the prompt", p, reason)
+			return in, real, nil
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxInstructionBytes+1))
+	if err != nil {
+		return in, real, err
+	}
+	in.Text = string(data)
+	if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(data)) {
+		in.Cut = int(fi.Size()) - len(data)
+	}
+	return in, real, nil
 }
 
 // Git is the state of the project's repository.
@@ -268,6 +318,9 @@ func SystemPrompt(in PromptInput) string {
 		b.WriteString("\n# Project instructions\n")
 		b.WriteString("From AGENTS.md files; where they disagree, the later (nearer to the working directory) wins.\n")
 		for _, ins := range in.Instructions {
+			if ins.Refused != "" {
+				continue
+			}
 			fmt.Fprintf(&b, "\n## %s\n\n%s", ins.Path, ins.Text)
 			if !strings.HasSuffix(ins.Text, "\n") {
 				b.WriteByte('\n')
@@ -289,6 +342,9 @@ func Loaded(ins []Instruction) string {
 	parts := make([]string, 0, len(ins))
 	for _, in := range ins {
 		p := in.Path
+		if in.Refused != "" {
+			p += " (not read: " + in.Refused + ")"
+		}
 		if in.Cut > 0 {
 			p += fmt.Sprintf(" (%d bytes cut by the %d KiB size cap)", in.Cut, MaxInstructionBytes>>10)
 		}
@@ -309,13 +365,16 @@ type PromptOptions struct {
 	SecretNames []string
 	// Sandbox is where git runs (GitState); nil: unsandboxed.
 	Sandbox *sandbox.Config
+	// Masked is the session's mask check, which the project's AGENTS.md
+	// files pass as a tool's reads would (LoadInstructions). Required.
+	Masked Masked
 }
 
 // Prompt reads the project's instructions and git state and builds the
 // system prompt. An AGENTS.md that cannot be read is an error naming it;
 // git trouble only makes the git line say so.
 func Prompt(ctx context.Context, o PromptOptions) (string, []Instruction, error) {
-	ins, err := LoadInstructions(o.Dir, o.ConfigDir)
+	ins, err := LoadInstructions(o.Dir, o.ConfigDir, o.Masked)
 	if err != nil {
 		return "", nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,93 @@ func write(t *testing.T, p, s string) {
 	}
 }
 
+// noMasks is a mask check that covers nothing.
+func noMasks(string) (string, bool) { return "", false }
+
+// TestLoadInstructionsRefusesWhatNoToolSees plants at a project's
+// AGENTS.md what a hostile tool (or a repository) would: a symlink to the
+// vault file outside the project, one to the project's own .env (masked),
+// a named pipe, a link to /dev/zero and to /dev/tty. Each is refused at
+// once with a sentence, none of the canary reaches the instructions, and
+// the session still starts; the control is a symlink to a file in the
+// repository, which is read.
+func TestLoadInstructionsRefusesWhatNoToolSees(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	repo := filepath.Join(root, "repo")
+	write(t, filepath.Join(data, "vault.env"), "OPENAI_API_KEY=canary-vault-1\n")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(repo, ".env"), "TOKEN=canary-dotenv-2\n")
+	write(t, filepath.Join(repo, "docs", "agents.md"), "shared rules\n")
+	masks, err := sandbox.NewMaskSet(sandbox.MaskOptions{DataDir: data, Project: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(repo, "svc")
+	plant := func(what string) {
+		t.Helper()
+		p := filepath.Join(sub, "AGENTS.md")
+		os.Remove(p)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if what == "fifo" {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := os.Symlink(what, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ plant, refused string }{
+		{filepath.Join(data, "vault.env"), "it leads outside " + repo + " through a symlink; hush reads a project's files only inside the project"},
+		{"../.env", "it leads to " + filepath.Join(repo, ".env") + ", which is " + sandbox.ReasonDotEnv + "; no tool sees it, and neither does the prompt"},
+		{"fifo", "it is a named pipe (FIFO); hush reads only regular files"},
+		{"/dev/zero", "it leads outside " + repo + " through a symlink; hush reads a project's files only inside the project"},
+		{"/dev/tty", "it leads outside " + repo + " through a symlink; hush reads a project's files only inside the project"},
+		{"../docs/agents.md", ""},
+	} {
+		plant(c.plant)
+		done := make(chan struct{})
+		var ins []Instruction
+		var err error
+		go func() { ins, err = LoadInstructions(sub, "", masks.Masked); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: LoadInstructions still blocked after 5 s", c.plant)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.plant, err)
+			continue
+		}
+		if len(ins) != 1 {
+			t.Errorf("%s: %d instructions, want the one in svc", c.plant, len(ins))
+			continue
+		}
+		p := SystemPrompt(PromptInput{Dir: sub, Instructions: ins})
+		if strings.Contains(p, "canary") || strings.Contains(Loaded(ins), "canary") {
+			t.Errorf("%s: a canary reached the prompt or the banner:\n%s", c.plant, p)
+		}
+		if ins[0].Refused != c.refused {
+			t.Errorf("%s: refused %q, want %q", c.plant, ins[0].Refused, c.refused)
+		}
+		if c.refused == "" {
+			if !strings.Contains(p, "shared rules") {
+				t.Errorf("%s: the control's text is not in the prompt:\n%s", c.plant, p)
+			}
+		} else if l := Loaded(ins); l != "instructions: "+filepath.Join(sub, "AGENTS.md")+" (not read: "+c.refused+")" {
+			t.Errorf("%s: Loaded = %q", c.plant, l)
+		}
+	}
+	if _, err := LoadInstructions(sub, "", nil); err == nil {
+		t.Error("LoadInstructions without a mask check read the project")
+	}
+}
+
 func TestLoadInstructionsOrderAndCap(t *testing.T) {
 	root := t.TempDir()
 	repo := filepath.Join(root, "repo")
@@ -32,7 +120,7 @@ func TestLoadInstructionsOrderAndCap(t *testing.T) {
 	write(t, filepath.Join(repo, "AGENTS.md"), "repo rules\n")
 	write(t, filepath.Join(proj, "AGENTS.md"), "api rules\n")
 	write(t, filepath.Join(cfg, "AGENTS.md"), "my own rules\n")
-	ins, err := LoadInstructions(proj, cfg)
+	ins, err := LoadInstructions(proj, cfg, noMasks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +139,7 @@ func TestLoadInstructionsOrderAndCap(t *testing.T) {
 	// Over the cap: the nearest file is kept whole, the farthest cut, and
 	// the prompt says so.
 	write(t, filepath.Join(repo, "AGENTS.md"), strings.Repeat("r", MaxInstructionBytes))
-	ins, err = LoadInstructions(proj, cfg)
+	ins, err = LoadInstructions(proj, cfg, noMasks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +161,7 @@ func TestLoadInstructionsOrderAndCap(t *testing.T) {
 	// No repository: the project directory's own file only.
 	lone := filepath.Join(root, "lone")
 	write(t, filepath.Join(lone, "AGENTS.md"), "lone\n")
-	ins, err = LoadInstructions(lone, "")
+	ins, err = LoadInstructions(lone, "", noMasks)
 	if err != nil || len(ins) != 1 || ins[0].Path != filepath.Join(lone, "AGENTS.md") {
 		t.Errorf("outside a repository: %+v %v", ins, err)
 	}

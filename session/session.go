@@ -248,7 +248,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	for _, t := range extra {
 		reg.Add(t)
 	}
-	system, instructions, err := systemPrompt(opts, reg, bashBox)
+	system, ins, err := systemPrompt(opts, reg, bashBox, masks.Masked)
 	if err != nil {
 		stopExtra()
 		transcriptFile.Close()
@@ -256,6 +256,12 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		audit.Close()
 		return nil, err
 	}
+	for _, in := range ins {
+		if in.Refused != "" && opts.Stderr != nil {
+			fmt.Fprintf(opts.Stderr, "hush: %s not read: %s\n", in.Path, in.Refused)
+		}
+	}
+	instructions := Loaded(ins)
 	agent := &executor.Agent{
 		Provider:   prov,
 		Tools:      reg,
@@ -317,10 +323,10 @@ func (s *Session) Close() {
 }
 
 // systemPrompt is config's turn.system, or the prompt built from the
-// project (Prompt), with the names of the AGENTS.md files it carries.
-func systemPrompt(opts Options, reg *executor.Registry, sandbox *sandbox.Config) (string, string, error) {
+// project (Prompt), with the AGENTS.md files it carries or refused.
+func systemPrompt(opts Options, reg *executor.Registry, sandbox *sandbox.Config, masked Masked) (string, []Instruction, error) {
 	if opts.Config.Turn.System != "" {
-		return opts.Config.Turn.System, "", nil
+		return opts.Config.Turn.System, nil, nil
 	}
 	var names []string
 	if all, err := opts.Vault.All(); err == nil {
@@ -333,8 +339,8 @@ func systemPrompt(opts Options, reg *executor.Registry, sandbox *sandbox.Config)
 		toolNames = append(toolNames, t.Name())
 	}
 	prompt, ins, err := Prompt(context.Background(), PromptOptions{Dir: opts.Dir, ConfigDir: opts.Dirs.Config,
-		Ambient: opts.Ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names, Sandbox: sandbox})
-	return prompt, Loaded(ins), err
+		Ambient: opts.Ambient, OS: runtime.GOOS, Now: time.Now(), Tools: toolNames, SecretNames: names, Sandbox: sandbox, Masked: masked})
+	return prompt, ins, err
 }
 
 // addInProcessTools registers the file tools, which apply the session's

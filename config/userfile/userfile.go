@@ -10,15 +10,15 @@
 // before a byte is read; a file larger than its limit is refused with a
 // sentence saying so.
 //
-// It is a leaf (standard library only), so config, vault and the provider
-// package share it. Errors name the file and what it is, never its bytes.
+// It is a leaf (the standard library and x/sys only), so config, vault,
+// the provider package, the session and the file tools share it. Errors
+// name the file and what it is, never its bytes.
 package userfile
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,27 +109,7 @@ func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var out []byte
-	if st, err := f.Stat(); err == nil {
-		out = make([]byte, 0, st.Size()+1)
-	}
-	buf := make([]byte, 64<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n, err := f.Read(buf)
-		out = append(out, buf[:n]...)
-		if int64(len(out)) > limit {
-			return nil, tooLarge(limit)
-		}
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return readAll(ctx, f, limit)
 }
 
 // NotRegular is the refusal of a file of mode m, for readers that open a

@@ -18,6 +18,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
+
+	"github.com/hushcli/hush/config/userfile"
 )
 
 // The walk honours .gitignore with go-git's matcher
@@ -347,9 +349,11 @@ func repoPatterns(root string) ([]string, []gitignore.Pattern) {
 }
 
 // readIgnore parses one .gitignore whose directory is domain (components
-// below the repository root). A missing or unreadable file has no patterns.
+// below the repository root). A missing or unreadable file has no patterns,
+// and so has one that is not a regular file in its own directory (a named
+// pipe there would block the walk; a link to /dev/zero would never end).
 func readIgnore(path string, domain []string) []gitignore.Pattern {
-	data, err := os.ReadFile(path)
+	data, _, err := userfile.ReadIn(context.Background(), filepath.Dir(path), path, userfile.ConfigLimit)
 	if err != nil {
 		return nil
 	}
