@@ -173,7 +173,15 @@ func (e *Env) HostSandbox(tool string) (*sandbox.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return HostSandbox(e.cfg, masks, tool)
+	dir, err := e.Project()
+	if err != nil {
+		return nil, err
+	}
+	policy, err := Policy(e.cfg, e.dirs, e.Ambient, dir)
+	if err != nil {
+		return nil, err
+	}
+	return HostSandbox(e.cfg, masks, policy, tool)
 }
 
 // Terminal is stdin as a terminal, or nil when it is not one.

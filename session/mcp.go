@@ -28,8 +28,8 @@ import (
 // denied names each server kept from starting for want of a credential
 // (the gate refused a secret it needs, or it signs in with OAuth and no
 // sign-in is stored), one phrase each, for hush run's exit status.
-func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
-	bgBox, err := HostSandbox(opts.Config, masks, background.Name)
+func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, policy *sandbox.Policy, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
+	bgBox, err := HostSandbox(opts.Config, masks, policy, background.Name)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -55,7 +55,7 @@ func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, gate 
 			}
 		}
 	}
-	box, err := HostSandbox(opts.Config, masks, "mcp")
+	box, err := HostSandbox(opts.Config, masks, policy, "mcp")
 	if err != nil {
 		bg.Close()
 		return nil, nil, nil, err

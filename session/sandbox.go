@@ -13,11 +13,11 @@ import (
 // HostSandbox is the sandbox of a host tool ("bash", "background",
 // "mcp:NAME") in a session, from [sandbox] and the tool's network
 // setting; nil when [unsafe] no_sandbox turns it off.
-func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, tool string) (*sandbox.Config, error) {
+func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Policy, tool string) (*sandbox.Config, error) {
 	if cfg.Unsafe.NoSandbox {
 		return nil, nil
 	}
-	sb := &sandbox.Config{Masks: masks, Required: cfg.Sandbox.Required}
+	sb := &sandbox.Config{Masks: masks, Policy: policy, Required: cfg.Sandbox.Required}
 	if tool == bash.Name || tool == background.Name {
 		switch n := cfg.Tools[tool].Network; n {
 		case "", "host":
@@ -57,6 +57,27 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 		return nil, fmt.Errorf("config.toml: %w", err)
 	}
 	return masks, nil
+}
+
+// Policy is a session's world for its host tools (sandbox.Policy), for
+// the project at dir: hush's own dirs, and those of every other profile at
+// their default places, are never in it.
+func Policy(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir string) (*sandbox.Policy, error) {
+	hushDirs := []string{dirs.Config, dirs.Data}
+	if def, err := config.ResolveDirs(map[string]string{"HOME": ambient["HOME"],
+		"XDG_CONFIG_HOME": ambient["XDG_CONFIG_HOME"], "XDG_DATA_HOME": ambient["XDG_DATA_HOME"]}); err == nil {
+		hushDirs = append(hushDirs, def.Config, def.Data)
+	}
+	exe, _ := os.Executable()
+	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{
+		Dir: dir, Executable: exe, Home: ambient["HOME"], PathEnv: ambient["PATH"], HushDirs: hushDirs,
+		SSHAuthSock: ambient["SSH_AUTH_SOCK"], GnuPGHome: ambient["GNUPGHOME"], RuntimeDir: ambient["XDG_RUNTIME_DIR"],
+		DockerHost: ambient["DOCKER_HOST"], Docker: cfg.Sandbox.Docker, Allow: cfg.Sandbox.Allow, Hide: cfg.Sandbox.Hide,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config.toml: %w", err)
+	}
+	return p, nil
 }
 
 // SandboxNotice is the one sentence a session prints at start when host

@@ -167,6 +167,10 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := Policy(cfg, opts.Dirs, opts.Ambient, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
 
 	id := NewID("")
 	var transcriptFile *os.File
@@ -196,7 +200,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 
 	bashCfg := cfg.Tools[bash.Name]
-	bashBox, err := HostSandbox(cfg, masks, bash.Name)
+	bashBox, err := HostSandbox(cfg, masks, policy, bash.Name)
 	if err != nil {
 		transcriptFile.Close()
 		return nil, err
@@ -234,7 +238,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
-	extra, stopExtra, startDenied, err := startTools(ctx, opts, masks, gate, audit, id)
+	extra, stopExtra, startDenied, err := startTools(ctx, opts, masks, policy, gate, audit, id)
 	if err == nil && ctx.Err() != nil {
 		stopExtra()
 		err = ErrInterrupted

@@ -27,6 +27,9 @@ type Config struct {
 	// Masks are the paths the child does not see. nil hides nothing but
 	// still gives the child its own PID, mount and user namespaces.
 	Masks *MaskSet
+	// Policy is the world the tool lives in (policy.go): what its root is
+	// built from. nil: the host's root with Masks.
+	Policy *Policy
 	// NoNetwork gives the child a network namespace of its own, with only
 	// a loopback interface.
 	NoNetwork bool

@@ -32,6 +32,10 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		}
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, p.Name, p.Why)
 	}
+	if sb.Policy != nil {
+		fmt.Fprintln(w, "# the tool's world: nothing else of this machine is in it")
+		RenderView(w, sb.Policy.View())
+	}
 	all, err := sb.Masks.Masks()
 	if err != nil {
 		return err
