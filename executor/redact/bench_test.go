@@ -173,7 +173,7 @@ func BenchmarkRedactThroughput(b *testing.B) {
 }
 
 func BenchmarkNew(b *testing.B) {
-	for _, n := range []int{100, 1000} {
+	for _, n := range []int{100, 1000, 8000} {
 		secrets := benchSecrets(n)
 		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
 			for b.Loop() {

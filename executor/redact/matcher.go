@@ -174,7 +174,10 @@ func buildRadix(patterns [][]byte) radix {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(patterns[a], patterns[b]) })
-	var t radix
+	// A path-compressed trie has at most two nodes a pattern; growing the
+	// slice instead copied every node (and its pointers) again and again:
+	// with 8,000 secrets (about 80,000 patterns) that was most of New.
+	t := radix{nodes: make([]rnode, 0, 2*len(patterns))}
 	for i := range t.root {
 		t.root[i] = -1
 	}
