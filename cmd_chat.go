@@ -18,6 +18,7 @@ func chatFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "plain", Usage: "line-by-line chat without the editor, colours or status line (scripts, screen readers)"},
 		&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "resume the latest session of this project", DisableDefaultText: true},
 		&cli.BoolFlag{Name: "resume", Aliases: []string{"r"}, Usage: "resume the session `ID` given after the flags, or pick one", DisableDefaultText: true},
+		forkFlag(), waitFlag(),
 	}
 }
 
@@ -48,7 +49,7 @@ func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false)
 func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
 
 func (a *app) chatActionAt(c *cli.Context, root bool) error {
-	rr := resumeRequest{Continue: c.Bool("continue"), Resume: c.Bool("resume"), ID: c.Args().First()}
+	rr := resumeRequest{Continue: c.Bool("continue"), Resume: c.Bool("resume"), ID: c.Args().First(), Fork: c.Bool("fork"), Wait: c.Bool("wait")}
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.Resume) {
 		if root { // hush frobnicate
 			return unknownCommand(c.Args().First())
@@ -57,6 +58,9 @@ func (a *app) chatActionAt(c *cli.Context, root bool) error {
 	}
 	if rr.Continue && rr.Resume {
 		return &exitError{exitUsage, errors.New("--continue and --resume both pick a session: use one")}
+	}
+	if err := checkForkWait(rr); err != nil {
+		return err
 	}
 	f := readModelFlags(c)
 	f.plain = c.Bool("plain")
@@ -88,14 +92,14 @@ func (a *app) chat(f modelFlags, rr resumeRequest) error {
 		resumed = s
 	}
 	if tty := a.chatTerminal(f); tty != nil {
-		return a.terminalChat(f, tty, resumed)
+		return a.terminalChat(f, tty, resumed, rr)
 	}
-	return a.plainChat(f, resumed)
+	return a.plainChat(f, resumed, rr)
 }
 
 // terminalChat runs the chat UI (session.Chat.Terminal) on tty.
-func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session) error {
-	c, err := a.Chat(sessionModel(f), resumed)
+func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session, rr resumeRequest) error {
+	c, err := a.Chat(sessionModel(f), resumed, rr)
 	if err != nil {
 		return err
 	}
@@ -107,9 +111,9 @@ func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Sessi
 }
 
 // plainChat is the line-by-line chat (session.Chat.Plain).
-func (a *app) plainChat(f modelFlags, resumed *transcript.Session) error {
+func (a *app) plainChat(f modelFlags, resumed *transcript.Session, rr resumeRequest) error {
 	interactive := a.Terminal() != nil
-	c, err := a.Chat(sessionModel(f), resumed)
+	c, err := a.Chat(sessionModel(f), resumed, rr)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (a *app) runCommand() *cli.Command {
 			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
-			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}),
+			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}, forkFlag(), waitFlag()),
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			// One line and the usage, as every command says it; with
 			// --json also as the stream's error event, like every other
@@ -102,7 +102,11 @@ func (a *app) runAction(c *cli.Context) error {
 	if strings.TrimSpace(prompt) == "" {
 		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	return a.runOnce(readModelFlags(c), prompt, resumeRequest{Continue: c.Bool("continue")})
+	rr := resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait")}
+	if err := checkForkWait(rr); err != nil {
+		return err
+	}
+	return a.runOnce(readModelFlags(c), prompt, rr)
 }
 
 // runOnce runs prompt as one turn (session.Run) and ends with the exit code

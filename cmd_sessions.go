@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/hushcli/hush/session"
 	"github.com/urfave/cli/v2"
 )
@@ -23,5 +25,26 @@ func (a *app) sessionsCommand() *cli.Command {
 	}
 }
 
-// resumeRequest is --continue / --resume [ID].
+// resumeRequest is --continue / --resume [ID], --fork, --wait.
 type resumeRequest = session.Resume
+
+// forkFlag and waitFlag say what to do when the session to resume is open
+// in another hush; chat and run take both.
+func forkFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "fork", Usage: "with --continue or --resume: continue a copy of the session as a new one (its original stays as it is)", DisableDefaultText: true}
+}
+
+func waitFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "wait", Usage: "with --continue or --resume: wait until another hush that has the session open closes it", DisableDefaultText: true}
+}
+
+// checkForkWait refuses --fork and --wait where they mean nothing.
+func checkForkWait(rr resumeRequest) error {
+	switch {
+	case rr.Fork && rr.Wait:
+		return &exitError{exitUsage, errors.New("--fork and --wait are two answers to a session open elsewhere: use one")}
+	case (rr.Fork || rr.Wait) && !rr.Any():
+		return &exitError{exitUsage, errors.New("--fork and --wait go with --continue or --resume")}
+	}
+	return nil
+}

@@ -176,7 +176,13 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 		res.Messages = append(res.Messages, m)
 		a.writeTranscript(turn, m)
 	}
-	add(provider.Message{Role: provider.RoleUser, Text: prompt})
+	// The prompt goes to the model as given (the chat asked the user
+	// first), but what is kept — the history of later turns, the
+	// transcript, a compaction's summary request — holds no vault value.
+	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Text: prompt})
+	kept := provider.Message{Role: provider.RoleUser, Text: red.String(prompt)}
+	res.Messages = append(res.Messages, kept)
+	a.writeTranscript(turn, kept)
 
 	maxSteps := a.MaxSteps
 	if maxSteps <= 0 {

@@ -107,7 +107,7 @@ func (a *Agent) Compact(ctx context.Context, conv *transcript.Conversation, keep
 	}
 	old, kept := conv.Turns[:len(conv.Turns)-keep], conv.Turns[len(conv.Turns)-keep:]
 	resp, err := a.Provider.Stream(ctx, provider.Request{System: compactSystem,
-		Messages: []provider.Message{{Role: provider.RoleUser, Text: renderForSummary(conv.Summary, old)}}}, nil)
+		Messages: []provider.Message{{Role: provider.RoleUser, Text: red.String(renderForSummary(conv.Summary, old))}}}, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Compacted{}, ctx.Err()

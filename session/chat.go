@@ -140,6 +140,7 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 		},
 		Tools:        func() []ui.ToolInfo { return c.toolInfo(agent) },
 		Instructions: c.instructions,
+		Redact:       c.Redact,
 	})
 	prompter := chat.Host(&wizard.Prompter{In: tty, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != ""})
 	agent, closeFn, err := c.Start(prompter, chat)
@@ -202,7 +203,7 @@ func (c Chat) Plain(interactive bool, exit func(os.Signal)) error {
 	}
 	fmt.Fprintf(c.Stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
-	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact,
+	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact, Ask: interactive,
 		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
 			c.command(ctx, out, agent, &conv, cmd, arg, interactive)
 		},

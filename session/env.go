@@ -211,7 +211,15 @@ func (e *Env) prompter() executor.Prompter {
 // StartAgent opens a session (Open) on the loaded config and vault; the
 // returned func closes it. A stop signal while the MCP servers start ends
 // it with a *StoppedError at once instead of waiting out a hung server.
-func (e *Env) StartAgent(m Model, prompter executor.Prompter, sink executor.Events, resume *transcript.Session) (*executor.Agent, func(), error) {
+//
+// resume, if set, is the session to continue, as rr asks (--fork, --wait).
+func (e *Env) StartAgent(m Model, prompter executor.Prompter, sink executor.Events, resume *transcript.Session, rr Resume) (*executor.Agent, func(), error) {
+	return e.startAgent(m, prompter, sink, resume, rr, nil)
+}
+
+// startAgent is StartAgent; transcriptFailed, if set, is told of a
+// transcript that cannot be written instead of the model's notices.
+func (e *Env) startAgent(m Model, prompter executor.Prompter, sink executor.Events, resume *transcript.Session, rr Resume, transcriptFailed func(error)) (*executor.Agent, func(), error) {
 	lv, err := e.Vault()
 	if err != nil {
 		return nil, nil, err
@@ -227,9 +235,10 @@ func (e *Env) StartAgent(m Model, prompter executor.Prompter, sink executor.Even
 	defer stopSignals()
 	s, err := Open(startCtx, Options{
 		Config: e.cfg, Dirs: e.dirs, Ambient: e.Ambient, Dir: dir, Vault: lv, Scrub: e.scrub, Model: m,
-		Prompter: prompter, Events: sink, Stderr: e.Stderr, Version: e.Version, Resume: resume,
+		Prompter: prompter, Events: sink, Stderr: e.Stderr, Version: e.Version, Resume: resume, Fork: rr.Fork, Wait: rr.Wait,
+		TranscriptFailed: transcriptFailed,
 	})
-	if errors.Is(err, ErrInterrupted) {
+	if errors.Is(err, ErrInterrupted) || errors.Is(err, ErrWaitInterrupted) {
 		return nil, nil, &StoppedError{Signal: stopSig.Get(), Err: err}
 	}
 	if err != nil {
@@ -256,7 +265,10 @@ func (e *Env) FindSession(r Resume, interactive bool) (*transcript.Session, erro
 			return wizard.PickSession(context.Background(), e.Stdin, e.Stdout, e.accessible(), opts)
 		}
 	}
-	s, err := Find(r, e.dirs.Data, dir, pick)
+	if pick != nil {
+		_, _ = e.Vault() // the picker's prompts are redacted with the vault's values
+	}
+	s, err := Find(r, e.dirs.Data, dir, pick, e.Redact)
 	if errors.Is(err, ErrNeedsID) {
 		return nil, &UsageError{err}
 	}
@@ -269,12 +281,16 @@ func (e *Env) ListSessions(here bool) error {
 	if err != nil {
 		return err
 	}
-	return List(e.Stdout, e.Stderr, e.dirs.Data, dir, here)
+	// First prompts are redacted with the vault's values (a transcript
+	// written before hush redacted prompts may hold one); a vault that
+	// does not open leaves the start-up environment's credentials.
+	_, _ = e.Vault()
+	return List(e.Stdout, e.Stderr, e.dirs.Data, dir, here, e.Redact)
 }
 
 // Chat is the chat of `hush chat` on the loaded config and vault, with
-// model m, continuing resumed if set.
-func (e *Env) Chat(m Model, resumed *transcript.Session) (Chat, error) {
+// model m, continuing resumed if set as rr asks.
+func (e *Env) Chat(m Model, resumed *transcript.Session, rr Resume) (Chat, error) {
 	dir, err := e.Project()
 	if err != nil {
 		return Chat{}, err
@@ -283,7 +299,7 @@ func (e *Env) Chat(m Model, resumed *transcript.Session) (Chat, error) {
 		Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Ambient: e.Ambient,
 		Config: e.cfg, Dirs: e.dirs, Dir: dir, Model: m, Resumed: resumed, Redact: e.Redact,
 		Start: func(prompter executor.Prompter, sink executor.Events) (*executor.Agent, func(), error) {
-			return e.StartAgent(m, prompter, sink, resumed)
+			return e.StartAgent(m, prompter, sink, resumed, rr)
 		},
 		Instructions: func() string { return e.instructions },
 		Find: func(id string, interactive bool) (*transcript.Session, error) {
@@ -300,8 +316,11 @@ func (e *Env) Run(m Model, json bool, resume Resume) Run {
 	return Run{Stdout: e.Stdout, Stderr: e.Stderr, JSON: json, Resume: resume,
 		Find: func(r Resume) (*transcript.Session, error) { return e.FindSession(r, false) },
 		Start: func(sink executor.Events, resumed *transcript.Session) (*executor.Agent, func(), error) {
-			return e.StartAgent(m, nil, sink, resumed)
+			// A transcript that cannot be written ends the run as kind
+			// storage (OneTurn): said once, at the end.
+			return e.startAgent(m, nil, sink, resumed, resume, func(error) {})
 		},
+		Redact:         e.Redact,
 		ModelName:      func() string { return ModelName(e.cfg, m) },
 		TranscriptPath: func(id string) string { return TranscriptPath(e.dirs.Data, id) },
 	}

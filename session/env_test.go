@@ -182,7 +182,7 @@ func TestEnvChatPlain(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := w.env("hello\n")
-	c, err := e.Chat(Model{Provider: provider.Replay, Replay: replay}, nil)
+	c, err := e.Chat(Model{Provider: provider.Replay, Replay: replay}, nil, Resume{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestStartAgentStoppedWhileAnMCPServerStarts(t *testing.T) {
 		}
 	}()
 	begin := time.Now()
-	_, _, err := w.env("").StartAgent(Model{Provider: provider.Replay}, nil, nopEvents{}, nil)
+	_, _, err := w.env("").StartAgent(Model{Provider: provider.Replay}, nil, nopEvents{}, nil, Resume{})
 	var stopped *StoppedError
 	if !errors.As(err, &stopped) || stopped.Signal != syscall.SIGHUP || !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("StartAgent = %v, want a StoppedError for SIGHUP around ErrInterrupted\n%s", err, w.errOut)

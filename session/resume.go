@@ -21,9 +21,10 @@ import (
 // --resume, and chat's /resume and /compact.
 
 // List prints the sessions kept in dataDir (only those of the project dir
-// when here), the most recently active first, to w; unreadable
-// transcripts are named on errW.
-func List(w, errW io.Writer, dataDir, dir string, here bool) error {
+// when here), the most recently active first, to w, each first prompt
+// passed through redact; unreadable transcripts (and entries that are not
+// regular files) are named on errW, one line each.
+func List(w, errW io.Writer, dataDir, dir string, here bool, redact func(string) string) error {
 	all, skipped, err := transcript.List(dataDir)
 	if err != nil {
 		return err
@@ -44,20 +45,17 @@ func List(w, errW io.Writer, dataDir, dir string, here bool) error {
 		}
 		const minute = "2006-01-02 15:04"
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, outbuf.Sanitize(project), s.Started.Local().Format(minute),
-			s.Last.Local().Format(minute), s.Completed, OneLine(s.FirstPrompt, 60))
+			s.Last.Local().Format(minute), s.Completed, OneLine(redact(s.FirstPrompt), 60))
 		shown++
+	}
+	for _, e := range skipped {
+		fmt.Fprintf(errW, "hush: skipped %s\n", e)
 	}
 	if shown == 0 {
 		fmt.Fprintln(w, "No sessions yet: each `hush chat` and `hush run` keeps one.")
 		return nil
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, e := range skipped {
-		fmt.Fprintf(errW, "hush: skipped %s\n", e)
-	}
-	return nil
+	return tw.Flush()
 }
 
 // OneLine shortens s to one sanitized line of at most n runes.
@@ -69,11 +67,15 @@ func OneLine(s string, n int) string {
 	return s
 }
 
-// Resume is --continue / --resume [ID].
+// Resume is --continue / --resume [ID], with --fork or --wait for a
+// session another hush has open.
 type Resume struct {
 	Continue bool
 	Resume   bool
 	ID       string
+	// Fork continues a copy of the session as a new one; Wait waits until
+	// the other hush closes it.
+	Fork, Wait bool
 }
 
 // Any reports whether a session is to be resumed.
@@ -87,8 +89,8 @@ type Choice struct{ ID, Label string }
 
 // Find resolves r in the project dir: --continue is the latest session of
 // this project; --resume ID one of this project's; --resume without an id
-// asks pick (nil: ErrNeedsID).
-func Find(r Resume, dataDir, dir string, pick func([]Choice) (string, error)) (*transcript.Session, error) {
+// asks pick (nil: ErrNeedsID), whose labels' prompts pass redact.
+func Find(r Resume, dataDir, dir string, pick func([]Choice) (string, error), redact func(string) string) (*transcript.Session, error) {
 	if r.Continue {
 		s, err := transcript.Latest(dataDir, dir)
 		if err != nil {
@@ -107,9 +109,9 @@ func Find(r Resume, dataDir, dir string, pick func([]Choice) (string, error)) (*
 		}
 		var opts []Choice
 		for _, s := range all {
-			if s.Project == dir && s.Completed > 0 {
+			if s.Project == dir && s.Completed+s.Incomplete > 0 {
 				opts = append(opts, Choice{ID: s.ID, Label: fmt.Sprintf("%s  %s  %d turn(s)  %s",
-					s.ID, s.Last.Local().Format("2006-01-02 15:04"), s.Completed, OneLine(s.FirstPrompt, 60))})
+					s.ID, s.Last.Local().Format("2006-01-02 15:04"), s.Completed, OneLine(redact(s.FirstPrompt), 60))})
 			}
 		}
 		if len(opts) == 0 {
@@ -140,7 +142,7 @@ func ResumeNote(s *transcript.Session) string {
 		fmt.Fprintf(&b, " %s a summary the model made when the session was compacted.", strings.ToUpper(r[:1])+r[1:])
 	}
 	if s.Incomplete > 0 {
-		fmt.Fprintf(&b, " %d turn(s) that did not finish are left out.", s.Incomplete)
+		fmt.Fprintf(&b, " %d turn(s) that did not finish are restored as far as they were saved.", s.Incomplete)
 	}
 	return b.String()
 }
@@ -185,7 +187,11 @@ func Command(ctx context.Context, out io.Writer, agent *executor.Agent, conv *tr
 			fmt.Fprintf(out, "hush: %s\n", err)
 			return
 		}
-		f, err := transcript.Reopen(s)
+		if s.ID == agent.Session {
+			fmt.Fprintf(out, "hush: session %s is the one this chat is in\n", s.ID)
+			return
+		}
+		f, err := transcript.Reopen(ctx, s, transcript.NoWait)
 		if err != nil {
 			fmt.Fprintf(out, "hush: %s\n", err)
 			return
@@ -258,6 +264,9 @@ func OneTurn(ctx context.Context, agent *executor.Agent, conv *transcript.Conver
 			"the tool result says which rule in config.toml would allow each", len(res.Denied), strings.Join(res.Denied, ", "))
 	case len(agent.StartDenied) > 0:
 		return events.KindDenied, fmt.Errorf("the session started without %d of its MCP servers: %s", len(agent.StartDenied), strings.Join(agent.StartDenied, "; "))
+	}
+	if f, ok := agent.Transcript.(interface{ Failed() error }); ok && f.Failed() != nil {
+		return events.KindStorage, f.Failed()
 	}
 	return "", nil
 }

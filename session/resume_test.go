@@ -23,7 +23,7 @@ func TestNotes(t *testing.T) {
 	s := &transcript.Session{ID: "s1", Started: time.Now(), Completed: 4, Incomplete: 1}
 	s.Summary, s.SummaryThrough = "sum", 1
 	got := session.ResumeNote(s)
-	for _, want := range []string{"Resumed session s1 (started ", "4 turn(s)", " Turn 1 is a summary", "1 turn(s) that did not finish are left out."} {
+	for _, want := range []string{"Resumed session s1 (started ", "4 turn(s)", " Turn 1 is a summary", "1 turn(s) that did not finish are restored as far as they were saved."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ResumeNote lacks %q: %q", want, got)
 		}
@@ -39,19 +39,19 @@ func TestNotes(t *testing.T) {
 func TestFindAndListWithoutSessions(t *testing.T) {
 	t.Parallel()
 	data, dir := t.TempDir(), t.TempDir()
-	if _, err := session.Find(session.Resume{Resume: true}, data, dir, nil); !errors.Is(err, session.ErrNeedsID) {
+	if _, err := session.Find(session.Resume{Resume: true}, data, dir, nil, ident); !errors.Is(err, session.ErrNeedsID) {
 		t.Errorf("--resume without an id or a picker: %v", err)
 	}
 	picked := false
-	_, err := session.Find(session.Resume{Resume: true}, data, dir, func([]session.Choice) (string, error) { picked = true; return "", nil })
+	_, err := session.Find(session.Resume{Resume: true}, data, dir, func([]session.Choice) (string, error) { picked = true; return "", nil }, ident)
 	if err == nil || picked || !strings.HasPrefix(err.Error(), "no session to resume in "+dir) {
 		t.Errorf("nothing to pick: %v (picker asked: %v)", err, picked)
 	}
-	if _, err := session.Find(session.Resume{Continue: true}, data, dir, nil); err == nil || !strings.HasPrefix(err.Error(), "nothing to continue: ") {
+	if _, err := session.Find(session.Resume{Continue: true}, data, dir, nil, ident); err == nil || !strings.HasPrefix(err.Error(), "nothing to continue: ") {
 		t.Errorf("--continue: %v", err)
 	}
 	var out, errOut bytes.Buffer
-	if err := session.List(&out, &errOut, data, dir, false); err != nil || out.String() != "No sessions yet: each `hush chat` and `hush run` keeps one.\n" {
+	if err := session.List(&out, &errOut, data, dir, false, ident); err != nil || out.String() != "No sessions yet: each `hush chat` and `hush run` keeps one.\n" {
 		t.Errorf("List = %q, %v", out.String(), err)
 	}
 }
@@ -90,7 +90,7 @@ func TestListShowsLastActivityFirst(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	if err := session.List(&out, &errOut, data, dir, true); err != nil {
+	if err := session.List(&out, &errOut, data, dir, true, ident); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -117,3 +117,4 @@ func rewriteStart(path string, start time.Time) error {
 	e.Time = start
 	return os.WriteFile(path, append(transcript.Line(e), rest...), 0o600)
 }
+func ident(s string) string { return s }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
+	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/ui"
 )
@@ -29,6 +31,9 @@ type Run struct {
 	// in session.started; they are asked once Start returned.
 	ModelName      func() string
 	TranscriptPath func(id string) string
+	// Redact scrubs the vault's values from the prompt: a run sends the
+	// redacted form, and says so on Stderr.
+	Redact func(string) string
 }
 
 // RunResult is how a run ended.
@@ -83,6 +88,14 @@ func (r Run) Once(prompt string) RunResult {
 			info.Resumed, info.Turns = true, resumed.Completed
 		}
 		stream.SessionStarted(info)
+	}
+	if r.Redact != nil {
+		red := r.Redact(prompt)
+		if names := redact.Names(prompt, red); len(names) > 0 {
+			fmt.Fprintf(r.Stderr, "hush: the prompt contains the value of %s; it was sent as %s instead\n",
+				strings.Join(names, ", "), redact.Placeholders(names))
+			prompt = red
+		}
 	}
 	ctx, stopSig, stop := NotifyStop(context.Background())
 	defer stop()

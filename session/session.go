@@ -40,6 +40,10 @@ import (
 // starting; everything started so far is stopped.
 var ErrInterrupted = errors.New("interrupted while the MCP servers were starting")
 
+// ErrWaitInterrupted is Open's error when ctx ended while it waited
+// (--wait) for another hush to close the session.
+var ErrWaitInterrupted = errors.New("interrupted while waiting for the other hush to close the session")
+
 // Model is what picks the model: the flags of `hush chat` and `hush run`,
 // over config.toml's [model].
 type Model struct {
@@ -80,8 +84,17 @@ type Options struct {
 	// tool's User-Agent.
 	Version string
 	// Resume, if set, is the session to continue: its id, transcript and
-	// turn count carry on.
+	// turn count carry on. Open takes the session's lock and reads it again
+	// into *Resume; with Fork set it continues a copy of it as a new session
+	// instead (and *Resume becomes the copy).
 	Resume *transcript.Session
+	// Fork and Wait are --fork and --wait: what to do about a resumed
+	// session another hush has open (default: fail with a
+	// *transcript.BusyError saying both).
+	Fork, Wait bool
+	// TranscriptFailed, if set, is told when the transcript cannot be
+	// written (once); nil tells Model.Notice.
+	TranscriptFailed func(error)
 }
 
 // Session is one assembled agent session.
@@ -94,7 +107,7 @@ type Session struct {
 	Instructions string
 
 	stop       func()
-	transcript *os.File
+	transcript *transcript.File
 	audit      *auditlog.Log
 }
 
@@ -173,9 +186,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 
 	id := NewID("")
-	var transcriptFile *os.File
+	var transcriptFile *transcript.File
 	priorTurns := 0
-	if r := opts.Resume; r != nil {
+	if r := opts.Resume; r != nil && !opts.Fork {
 		id = r.ID
 	}
 	if dt, ok := dockerTool.(dockerbash.Tool); ok {
@@ -190,13 +203,31 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		}
 	}
 	if r := opts.Resume; r != nil {
-		id, priorTurns = r.ID, r.LastTurn
-		transcriptFile, err = transcript.Reopen(r)
+		if opts.Fork {
+			transcriptFile, err = transcript.Fork(opts.Dirs.Data, r, transcript.Header{ID: id, Project: opts.Dir, Provider: prov.Name(), Model: ModelName(cfg, opts.Model)})
+		} else {
+			mode := transcript.NoWait
+			if opts.Wait {
+				mode = transcript.Wait
+			}
+			transcriptFile, err = transcript.Reopen(ctx, r, mode)
+			if err != nil && ctx.Err() != nil {
+				err = ErrWaitInterrupted
+			}
+		}
+		if err == nil {
+			id, priorTurns = r.ID, r.LastTurn
+		}
 	} else {
 		transcriptFile, err = transcript.Create(opts.Dirs.Data, transcript.Header{ID: id, Project: opts.Dir, Provider: prov.Name(), Model: ModelName(cfg, opts.Model)})
 	}
 	if err != nil {
 		return nil, err
+	}
+	if opts.TranscriptFailed != nil {
+		transcriptFile.Notice = opts.TranscriptFailed
+	} else if notice := opts.Model.Notice; notice != nil {
+		transcriptFile.Notice = func(err error) { notice(err.Error()) }
 	}
 
 	bashCfg := cfg.Tools[bash.Name]
@@ -277,7 +308,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: &reportingWriter{f: transcriptFile, notice: opts.Model.Notice},
+		Transcript: transcriptFile,
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),

@@ -23,6 +23,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
+	"github.com/hushcli/hush/executor/redact"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 )
@@ -60,6 +61,10 @@ type Config struct {
 	// Intro, if set, is shown under the banner (which instructions were
 	// loaded, say).
 	Intro string
+	// Redact scrubs the vault's values from a prompt. A prompt it changes
+	// is not sent before the user chose: the redacted form (Enter), as
+	// typed (a), or back to the editor (e). Nil sends every prompt as typed.
+	Redact func(string) string
 }
 
 // Command is a slash command the session answers. Run writes what it has
@@ -487,6 +492,14 @@ type model struct {
 	queued        bool
 	quitAfterTurn bool
 	panicked      string
+	// secret: the prompt held a vault value; the user is asked what to send.
+	secret *secretAsk
+}
+
+// secretAsk is a prompt that holds a vault value, waiting for the user's
+// choice.
+type secretAsk struct {
+	typed, redacted string
 }
 
 func newModel(c *Chat) *model {
@@ -679,6 +692,9 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.swallowReport(msg) {
 		return m, nil
 	}
+	if m.secret != nil {
+		return m.answerSecret(msg)
+	}
 	switch {
 	case msg.Type == tea.KeyCtrlC:
 		if m.busy {
@@ -802,7 +818,44 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 	if strings.HasPrefix(prompt, "//") {
 		prompt = prompt[1:] // "//x" sends "/x"
 	}
+	if r := m.c.cfg.Redact; r != nil {
+		red := r(prompt)
+		if names := redact.Names(prompt, red); len(names) > 0 {
+			m.secret = &secretAsk{typed: prompt, redacted: red}
+			m.notice = fmt.Sprintf("your message contains the value of %s — send %s instead (Enter), send it as typed (a), or edit (e)",
+				strings.Join(names, ", "), redact.Placeholders(names))
+			return m, nil
+		}
+	}
+	return m.send(prompt, echo)
+}
+
+// send starts the turn of prompt, echoed as echo.
+func (m *model) send(prompt, echo string) (tea.Model, tea.Cmd) {
 	return m.startTurn(echo, func(ctx context.Context) error { return m.c.cfg.Turn(ctx, prompt) })
+}
+
+// answerSecret takes the user's choice for a prompt that holds a vault
+// value: Enter sends the redacted form, a sends it as typed, e (or Esc,
+// or Ctrl-C) puts it back in the editor; other keys are ignored.
+func (m *model) answerSecret(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	ask := m.secret
+	echoOf := func(p string) string {
+		return m.c.st.prompt.Render("› ") + strings.ReplaceAll(outbuf.Sanitize(p), "\n", "\n  ")
+	}
+	switch {
+	case msg.Type == tea.KeyEnter:
+		m.secret, m.notice = nil, ""
+		return m.send(ask.redacted, echoOf(ask.redacted))
+	case msg.Type == tea.KeyRunes && string(msg.Runes) == "a":
+		m.secret, m.notice = nil, ""
+		return m.send(ask.typed, echoOf(ask.redacted))
+	case msg.Type == tea.KeyRunes && string(msg.Runes) == "e", msg.Type == tea.KeyEsc, msg.Type == tea.KeyCtrlC:
+		m.secret, m.notice = nil, ""
+		m.ta.SetValue(ask.typed)
+		m.fit()
+	}
+	return m, nil
 }
 
 // startTurn runs fn (a turn, or a session command that may call the model)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/outbuf"
+	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/executor/transcript"
 )
 
@@ -27,8 +28,13 @@ type Plain struct {
 	Out   io.Writer
 	Agent *executor.Agent
 	Conv  *transcript.Conversation
-	// Redact scrubs secrets from an error before it is shown.
+	// Redact scrubs secrets from an error before it is shown, and from a
+	// prompt: one that holds a vault value is sent redacted, or, with Ask,
+	// as the user chooses.
 	Redact func(string) string
+	// Ask says the input is a person at a terminal, who is asked what to
+	// send when a prompt holds a vault value.
+	Ask bool
 	// Command runs /resume and /compact.
 	Command func(ctx context.Context, out io.Writer, cmd, arg string)
 	// Signals are the stop signals; on SIGHUP or SIGTERM the running turn
@@ -148,6 +154,11 @@ func (p Plain) Run() error {
 		if strings.HasPrefix(line, "//") {
 			line = line[1:] // "//x" sends "/x"
 		}
+		if red := p.Redact(line); !p.chooseSecret(in, &line, red) {
+			endTurn()
+			cancel()
+			continue
+		}
 		res, err := p.Agent.RunTurn(ctx, p.Conv.Messages(), strings.TrimSpace(line))
 		p.Conv.Add(res.Turn, res.Messages)
 		endTurn()
@@ -165,6 +176,34 @@ func (p Plain) Run() error {
 		}
 		cancel()
 	}
+}
+
+// chooseSecret decides what to send of a prompt whose redacted form red
+// differs from *line by a vault value: without Ask, red, said on Out;
+// with Ask, the user's choice. It returns false when nothing is to be
+// sent (the user will edit it).
+func (p Plain) chooseSecret(in *bufio.Reader, line *string, red string) bool {
+	names := redact.Names(*line, red)
+	if len(names) == 0 {
+		return true
+	}
+	if !p.Ask {
+		fmt.Fprintf(p.Out, "(your message contains the value of %s: it is sent as %s)\n", strings.Join(names, ", "), redact.Placeholders(names))
+		*line = red
+		return true
+	}
+	fmt.Fprintf(p.Out, "your message contains the value of %s — send %s instead (Enter), send it as typed (a), or edit (e): ",
+		strings.Join(names, ", "), redact.Placeholders(names))
+	answer, _ := in.ReadString('\n')
+	switch strings.TrimSpace(answer) {
+	case "":
+		*line = red
+		return true
+	case "a", "A":
+		return true
+	}
+	fmt.Fprintln(p.Out, "(not sent: type it again)")
+	return false
 }
 
 type lineRead struct {

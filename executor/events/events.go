@@ -45,6 +45,7 @@ const (
 	KindMaxSteps    = "max_steps"   // the model kept calling tools (exit 1)
 	KindDenied      = "denied"      // the turn ended with a denial (exit 3)
 	KindInterrupted = "interrupted" // Ctrl-C (exit 130), SIGHUP (129) or SIGTERM (143)
+	KindStorage     = "storage"     // the turn ran but its transcript could not be written (exit 1)
 	KindInternal    = "internal"    // anything else (exit 1)
 )
 

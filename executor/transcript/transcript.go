@@ -14,26 +14,31 @@
 // What is written here was redacted by the executor first: secret values
 // appear as [REDACTED:NAME], and resuming restores them that way.
 //
-// Each entry is one write(2) on a file opened O_APPEND, so a hush killed
-// at any moment leaves every earlier line whole; a torn last line is
-// skipped on reading. A turn counts as completed once its final assistant
-// message (one without tool calls) is written; resuming restores completed
-// turns only, so the model never sees a call without its result. A turn
-// the user cancelled is completed by the executor (every open call
+// One hush process at a time writes a session: it holds an exclusive lock
+// (flock on <id>.jsonl.lock, which holds its pid) while the session is
+// open. Each entry is one write(2) on a file opened O_APPEND, so a hush
+// killed at any moment leaves every earlier line whole; a torn last line is
+// skipped on reading. After one write fails (a full disk) the session's
+// file takes no further entry, so what is on disk is every entry up to a
+// point, never a later one past a hole.
+//
+// A turn counts as completed once its final assistant message (one without
+// tool calls) is written. A turn that did not complete (hush stopped, a
+// write failed) is restored repaired, so the history is valid for every
+// provider: a tool call without a result gets NotRecorded, a result that
+// answers no call is dropped, and the turn ends with an assistant note. A
+// turn the user cancelled is completed by the executor (every open call
 // answered, then a note saying the turn was cancelled).
+//
+// Reading is bounded: only regular files are read, opened non-blocking
+// (a named pipe or a device in transcripts/ is refused, not waited on),
+// lines longer than LineLimit are skipped, and a listing reads at most
+// ListHead bytes of each transcript.
 package transcript
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/hushcli/hush/executor/provider"
@@ -74,6 +79,8 @@ type Entry struct {
 	Project  string `json:"project,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// ForkedFrom is the session a fork (--fork) was copied from.
+	ForkedFrom string `json:"forked_from,omitempty"`
 
 	// message (and summary: Text)
 	Turn       int        `json:"turn,omitempty"`
@@ -125,47 +132,12 @@ func MessageEntry(session string, turn int, m provider.Message) Entry {
 // Header is what a session's first line says.
 type Header struct {
 	ID, Project, Provider, Model string
+	// ForkedFrom is the session a fork continues ("" for a new one).
+	ForkedFrom string
 }
 
 // Path is the transcript of session id in dataDir.
 func Path(dataDir, id string) string { return filepath.Join(dataDir, DirName, id+".jsonl") }
-
-// Create starts the transcript of a new session: it creates the file
-// (0600, its directory 0700) and writes the session line.
-func Create(dataDir string, h Header) (*os.File, error) {
-	path := Path(dataDir, h.ID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create the transcript directory: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create the transcript: %w", err)
-	}
-	if _, err := f.Write(Line(Entry{Type: TypeSession, SessionID: h.ID, Project: h.Project, Provider: h.Provider, Model: h.Model})); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write the transcript: %w", err)
-	}
-	return f, nil
-}
-
-// Reopen opens an existing transcript to add turns to it, and records that
-// the session was resumed.
-func Reopen(s *Session) (*os.File, error) {
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open the transcript: %w", err)
-	}
-	if s.torn {
-		// The last line was cut by a crash: end it, so the next entry
-		// starts a line of its own.
-		_, _ = f.Write([]byte("\n"))
-	}
-	if _, err := f.Write(Line(Entry{Type: TypeResumed, SessionID: s.ID})); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write the transcript: %w", err)
-	}
-	return f, nil
-}
 
 // Turn is one completed turn: the user's prompt, the model's calls and
 // their results, and its final answer.
@@ -212,216 +184,4 @@ func (c *Conversation) ToolCalls() int {
 		}
 	}
 	return n
-}
-
-// Session is a transcript read back.
-type Session struct {
-	ID, Project, Provider, Model string
-	Path                         string
-	Started, Last                time.Time
-	// FirstPrompt is the first user message.
-	FirstPrompt string
-	// Completed counts completed turns, including summarized ones.
-	Completed int
-	// LastTurn is the highest turn number in the file, completed or not:
-	// a resumed session numbers its next turn after it.
-	LastTurn int
-	// Incomplete counts turns that did not finish (cancelled, failed, or
-	// cut by a crash); they are not restored.
-	Incomplete int
-	// Damaged counts lines that are not entries (a line torn by a crash).
-	Damaged int
-	Conversation
-	torn bool
-}
-
-// ErrNotFound: no session matches.
-var ErrNotFound = errors.New("no such session")
-
-// Load reads the transcript at path.
-func Load(path string) (*Session, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s := &Session{Path: path, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl")}
-	if err := s.read(f); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if s.Last.IsZero() { // a transcript from before version 1 has no times
-		if st, err := f.Stat(); err == nil {
-			s.Started, s.Last = st.ModTime(), st.ModTime()
-		}
-	}
-	return s, nil
-}
-
-func (s *Session) read(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var (
-		cur      *Turn // the turn being read
-		legacyN  int
-		complete = map[int]bool{}
-	)
-	finish := func() {
-		if cur == nil {
-			return
-		}
-		msgs := cur.Messages
-		if last := msgs[len(msgs)-1]; last.Role == provider.RoleAssistant && len(last.ToolCalls) == 0 {
-			s.Turns = append(s.Turns, *cur)
-			complete[cur.N] = true
-		} else {
-			s.Incomplete++
-		}
-		cur = nil
-	}
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			torn := line[len(line)-1] != '\n'
-			var e Entry
-			if jerr := json.Unmarshal(line, &e); jerr != nil {
-				// Cut by a crash mid-write (every earlier line is whole), or
-				// damaged: skipped, and counted.
-				s.Damaged++
-				s.torn = torn
-			} else {
-				if s.Started.IsZero() {
-					s.Started = e.Time
-				}
-				if !e.Time.IsZero() {
-					s.Last = e.Time
-				}
-				s.torn = false
-				switch e.Type {
-				case TypeSession:
-					s.Project, s.Provider, s.Model = e.Project, e.Provider, e.Model
-					if e.SessionID != "" {
-						s.ID = e.SessionID
-					}
-				case TypeSummary:
-					finish()
-					s.Summary, s.SummaryThrough = e.Text, e.ThroughTurn
-					var kept []Turn
-					for _, t := range s.Turns {
-						if t.N > e.ThroughTurn {
-							kept = append(kept, t)
-						}
-					}
-					s.Turns = kept
-				case TypeMessage, "": // "": before version 1
-					n := e.Turn
-					if e.V == 0 {
-						if e.Role == string(provider.RoleUser) {
-							legacyN++
-						}
-						n = legacyN
-					}
-					if cur != nil && (n != cur.N || e.Role == string(provider.RoleUser)) {
-						finish()
-					}
-					if cur == nil {
-						cur = &Turn{N: n}
-						if n > s.LastTurn {
-							s.LastTurn = n
-						}
-					}
-					m := provider.Message{Role: provider.Role(e.Role), Text: e.Text, ToolCallID: e.ToolCallID, IsError: e.IsError}
-					for _, c := range e.ToolCalls {
-						args := c.Arguments
-						if len(args) == 0 {
-							args = c.Args
-						}
-						m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: c.ID, Name: c.Name, Args: args})
-					}
-					if s.FirstPrompt == "" && m.Role == provider.RoleUser {
-						s.FirstPrompt = m.Text
-					}
-					cur.Messages = append(cur.Messages, m)
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	finish()
-	s.Completed = len(complete)
-	if s.SummaryThrough > 0 {
-		// Summarized turns were completed; count them once.
-		s.Completed = 0
-		for n := range complete {
-			if n > s.SummaryThrough {
-				s.Completed++
-			}
-		}
-		s.Completed += s.SummaryThrough
-	}
-	return nil
-}
-
-// List reads every transcript in dataDir, most recently active first. A
-// transcript that cannot be read is skipped and reported in skipped.
-func List(dataDir string) (sessions []*Session, skipped []error, err error) {
-	files, err := filepath.Glob(filepath.Join(dataDir, DirName, "*.jsonl"))
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, f := range files {
-		s, err := Load(f)
-		if err != nil {
-			skipped = append(skipped, err)
-			continue
-		}
-		sessions = append(sessions, s)
-	}
-	sort.SliceStable(sessions, func(i, j int) bool {
-		if !sessions[i].Last.Equal(sessions[j].Last) {
-			return sessions[i].Last.After(sessions[j].Last)
-		}
-		return sessions[i].ID > sessions[j].ID
-	})
-	return sessions, skipped, nil
-}
-
-// Latest is the most recently active session of project that has a
-// completed turn.
-func Latest(dataDir, project string) (*Session, error) {
-	all, _, err := List(dataDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range all {
-		if s.Project == project && s.Completed > 0 {
-			return s, nil
-		}
-	}
-	return nil, fmt.Errorf("%w in %s yet (hush sessions list shows every project's)", ErrNotFound, project)
-}
-
-// Find is the session whose id is id or starts with it.
-func Find(dataDir, id string) (*Session, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
-		return nil, fmt.Errorf("%w: %q is not a session id", ErrNotFound, id)
-	}
-	s, err := Load(Path(dataDir, id))
-	if err == nil {
-		return s, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	matches, _ := filepath.Glob(filepath.Join(dataDir, DirName, id+"*.jsonl"))
-	switch len(matches) {
-	case 0:
-		return nil, fmt.Errorf("%w with id %s (hush sessions list shows them)", ErrNotFound, id)
-	case 1:
-		return Load(matches[0])
-	}
-	return nil, fmt.Errorf("%w: %s matches %d sessions; give more of the id", ErrNotFound, id, len(matches))
 }

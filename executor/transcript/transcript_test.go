@@ -1,7 +1,9 @@
 package transcript_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +27,7 @@ func turn(n int, prompt, answer string, withCall bool) []provider.Message {
 	return msgs
 }
 
-func write(t *testing.T, f *os.File, id string, n int, msgs []provider.Message) {
+func write(t *testing.T, f io.Writer, id string, n int, msgs []provider.Message) {
 	t.Helper()
 	for _, m := range msgs {
 		if _, err := f.Write(transcript.Line(transcript.MessageEntry(id, n, m))); err != nil {
@@ -34,7 +36,7 @@ func write(t *testing.T, f *os.File, id string, n int, msgs []provider.Message) 
 	}
 }
 
-func TestRoundTripRestoresCompletedTurnsOnly(t *testing.T) {
+func TestRoundTripRestoresEveryTurnTheUnfinishedRepaired(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	f, err := transcript.Create(data, transcript.Header{ID: "s1", Project: "/p", Provider: "openai", Model: "m"})
@@ -63,7 +65,9 @@ func TestRoundTripRestoresCompletedTurnsOnly(t *testing.T) {
 		t.Fatalf("loaded %+v", s)
 	}
 	msgs := s.Messages()
-	if len(msgs) != 6 || msgs[1].ToolCalls[0].Name != "bash" || string(msgs[1].ToolCalls[0].Args) != `{"script":"ls"}` || msgs[2].ToolCallID != "cone" {
+	// Turn 2 has no answer: restored with the note that ends it.
+	if len(msgs) != 10 || msgs[1].ToolCalls[0].Name != "bash" || string(msgs[1].ToolCalls[0].Args) != `{"script":"ls"}` || msgs[2].ToolCallID != "cone" ||
+		msgs[7].Text != transcript.Unfinished {
 		t.Fatalf("restored %+v", msgs)
 	}
 }
@@ -88,12 +92,12 @@ func TestTornLastLineLosesNoCompletedTurn(t *testing.T) {
 	if s.Completed != 1 || len(s.Messages()) != 2 {
 		t.Fatalf("after a torn line: %+v", s)
 	}
-	f, err = transcript.Reopen(s)
+	f2, err := transcript.Reopen(context.Background(), s, transcript.NoWait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, f, "s2", 2, turn(2, "again", "did it", false))
-	f.Close()
+	write(t, f2, "s2", 2, turn(2, "again", "did it", false))
+	f2.Close()
 	s, err = transcript.Load(transcript.Path(data, "s2"))
 	if err != nil {
 		t.Fatalf("the resumed transcript does not read back: %v", err)
