@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
@@ -54,7 +55,11 @@ const (
 
 func fg(n int) string { return "38;5;" + strconv.Itoa(n) }
 
-var mdParser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+// mdParser is built on the first Markdown a chat renders, not at start:
+// hush --version and hush run never pay for it.
+var mdParser = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
+})
 
 // renderMarkdown renders src for a terminal width columns wide.
 func renderMarkdown(src string, width int, color bool) string {
@@ -62,7 +67,7 @@ func renderMarkdown(src string, width int, color bool) string {
 		width = 20
 	}
 	b := []byte(src)
-	doc := mdParser.Parser().Parse(text.NewReader(b))
+	doc := mdParser().Parser().Parse(text.NewReader(b))
 	r := &mdRenderer{src: b, st: mdStyle{color: color}}
 	var blocks []string
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
@@ -324,11 +329,13 @@ func prefixLines(s, prefix string) string {
 // Go, Python, JavaScript/TypeScript, Rust, shell and C. A small lexer
 // rather than chroma (see the note at the top of this file); it colours
 // keywords, strings, numbers and comments, which is what a reader scans for.
-var keywords = wordSet(`break case catch chan class const continue def default defer del do elif else
+var keywords = sync.OnceValue(func() map[string]bool {
+	return wordSet(`break case catch chan class const continue def default defer del do elif else
 		enum except export extends false finally fn for from func go if impl import in interface let loop map match
 		mod mut new nil none null package pass pub raise range return select self static struct super switch this
 		throw trait true try type use var void while with yield async await lambda not and or is None True False
 		fi then done esac function local echo`)
+})
 
 func wordSet(words string) map[string]bool {
 	m := map[string]bool{}
@@ -383,7 +390,7 @@ func highlight(line, lang string, st mdStyle) string {
 				j++
 			}
 			w := line[i:j]
-			if keywords[w] {
+			if keywords()[w] {
 				b.WriteString(st.wrap(w, fg(204), cBold))
 			} else {
 				b.WriteString(plain(w))

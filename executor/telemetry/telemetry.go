@@ -21,7 +21,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -91,24 +90,18 @@ func Open(o Options) (*Exporter, error) {
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/v1/traces"
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(u.String()), otlptracehttp.WithTimeout(10 * time.Second)}
-	if len(o.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(o.Headers))
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{}
 	}
-	if o.HTTPClient != nil {
-		opts = append(opts, otlptracehttp.WithHTTPClient(o.HTTPClient))
-	}
-	exp, err := otlptracehttp.New(context.Background(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: %w", err)
-	}
+	exp := &otlpExporter{url: u.String(), headers: o.Headers, client: client}
 	// The resource is built here, not from OTEL_RESOURCE_ATTRIBUTES:
 	// hush's settings come from its config, never its environment.
 	res := resource.NewSchemaless(
 		attribute.String("service.name", "hush"),
 		attribute.String("service.version", o.Version),
 	)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithExportTimeout(10*time.Second)), sdktrace.WithResource(res))
 	e := &Exporter{tp: tp, tracer: tp.Tracer("github.com/hushcli/hush")}
 	e.ctx, e.session = e.tracer.Start(context.Background(), SpanSession, trace.WithAttributes(
 		attribute.String(AttrSession, o.Session), attribute.String(AttrProject, o.Project), attribute.String(AttrModel, o.Model)))
