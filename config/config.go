@@ -20,7 +20,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/hushcli/hush/config/userfile"
-	"github.com/hushcli/hush/executor/provider/names"
 )
 
 // FileName is the config file in the config dir.
@@ -371,8 +370,8 @@ func unquote(msg string) string {
 var keyName = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`)
 
 func (c *Config) validate() error {
-	if p := c.Model.Provider; p != "" && !names.Known(p) {
-		return fmt.Errorf("model.provider %q: want %s", p, names.List())
+	if p := c.Model.Provider; p != "" && !KnownProvider(p) {
+		return fmt.Errorf("model.provider %q: want %s", p, providerList())
 	}
 	for _, name := range sortedKeys(c.Tools) {
 		t := c.Tools[name]

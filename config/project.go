@@ -17,7 +17,6 @@ import (
 
 	"github.com/hushcli/hush/config/atomicfile"
 	"github.com/hushcli/hush/config/userfile"
-	"github.com/hushcli/hush/vault"
 )
 
 // A project may carry its own settings in .hush/config.toml (same format as
@@ -275,7 +274,7 @@ func HasSecretRefs(s MCPServer) bool {
 		texts = append(texts, v)
 	}
 	for _, t := range texts {
-		if refs, err := vault.References(t); err != nil || len(refs) > 0 {
+		if refs, err := References(t); err != nil || len(refs) > 0 {
 			return true // a malformed reference counts: it is not plain text
 		}
 	}

@@ -1,7 +1,8 @@
-// Package names is the one list of model providers hush knows, the vault
-// name of each one's API key, and the one loopback check. It is a leaf:
-// config validation imports it without pulling in the model SDKs.
-package names
+package config
+
+// The one list of model providers hush knows, the vault name of each one's
+// API key, and the one loopback check. They live in config, the leaf:
+// validation asks them without pulling in the model SDKs.
 
 import (
 	"net"
@@ -13,23 +14,23 @@ import (
 // spell them. This is the one list; config validation, `hush setup` and
 // session assembly ask it.
 const (
-	OpenAI    = "openai"
-	Anthropic = "anthropic"
-	Replay    = "replay"
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderReplay    = "replay"
 )
 
-// Names lists the providers, in the order help texts show them.
-func Names() []string { return []string{OpenAI, Anthropic, Replay} }
+// ProviderNames lists the providers, in the order help texts show them.
+func ProviderNames() []string { return []string{ProviderOpenAI, ProviderAnthropic, ProviderReplay} }
 
-// List is Names for a message: "openai, anthropic or replay".
-func List() string {
-	n := Names()
+// providerList is ProviderNames for a message: "openai, anthropic or replay".
+func providerList() string {
+	n := ProviderNames()
 	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
 }
 
-// Known reports whether name is a provider hush knows.
-func Known(name string) bool {
-	for _, n := range Names() {
+// KnownProvider reports whether name is a provider hush knows.
+func KnownProvider(name string) bool {
+	for _, n := range ProviderNames() {
 		if n == name {
 			return true
 		}
@@ -37,13 +38,13 @@ func Known(name string) bool {
 	return false
 }
 
-// KeyName is the vault name a provider's API key is stored under unless
+// ProviderKeyName is the vault name a provider's API key is stored under unless
 // config.toml's api_key refers to another; "" for a provider without a key.
-func KeyName(provider string) string {
+func ProviderKeyName(provider string) string {
 	switch provider {
-	case OpenAI:
+	case ProviderOpenAI:
 		return "OPENAI_API_KEY"
-	case Anthropic:
+	case ProviderAnthropic:
 		return "ANTHROPIC_API_KEY"
 	}
 	return ""

@@ -1,23 +1,23 @@
-package names
+package config
 
 import "testing"
 
-func TestNames(t *testing.T) {
+func TestProviderNames(t *testing.T) {
 	t.Parallel()
-	for _, n := range Names() {
-		if !Known(n) {
-			t.Errorf("Known(%q) = false", n)
+	for _, n := range ProviderNames() {
+		if !KnownProvider(n) {
+			t.Errorf("KnownProvider(%q) = false", n)
 		}
 	}
-	if Known("gpt") || Known("") || Known("OpenAI") {
+	if KnownProvider("gpt") || KnownProvider("") || KnownProvider("OpenAI") {
 		t.Error("an unknown provider is known")
 	}
-	if got := List(); got != "openai, anthropic or replay" {
-		t.Errorf("List = %q", got)
+	if got := providerList(); got != "openai, anthropic or replay" {
+		t.Errorf("providerList = %q", got)
 	}
-	for p, want := range map[string]string{OpenAI: "OPENAI_API_KEY", Anthropic: "ANTHROPIC_API_KEY", Replay: "", "other": ""} {
-		if got := KeyName(p); got != want {
-			t.Errorf("KeyName(%q) = %q, want %q", p, got, want)
+	for p, want := range map[string]string{ProviderOpenAI: "OPENAI_API_KEY", ProviderAnthropic: "ANTHROPIC_API_KEY", ProviderReplay: "", "other": ""} {
+		if got := ProviderKeyName(p); got != want {
+			t.Errorf("ProviderKeyName(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

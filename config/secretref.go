@@ -1,4 +1,8 @@
-package vault
+package config
+
+// The ${NAME} syntax of config values and tool env arguments. It lives in
+// config, the leaf, because config validation and the trust prompt read
+// references; the vault, the tools and the session resolve them here too.
 
 import (
 	"errors"
@@ -38,7 +42,7 @@ func Substitute(s string, lookup Lookup) (string, error) {
 			return "", fmt.Errorf("%w: unterminated ${ at offset %d", ErrBadReference, i)
 		}
 		name := s[i+2 : i+2+end]
-		if err := CheckName(name); err != nil {
+		if !ValidSecretName(name) {
 			// The text between the braces is not shown: what is not a name
 			// may well be a value pasted where its name belongs.
 			return "", fmt.Errorf("%w: the ${...} at offset %d does not hold a valid secret name (letters, digits and _, not starting with a digit; write $${ for a literal ${)", ErrBadReference, i)
@@ -62,4 +66,23 @@ func References(s string) ([]string, error) {
 		return "", nil
 	})
 	return names, err
+}
+
+// ValidSecretName reports whether name can be a secret's name: usable as
+// an environment variable and inside ${NAME} (^[A-Za-z_][A-Za-z0-9_]*$, at
+// most 256 bytes), checked without a regexp since every ${NAME} in a tool
+// call's env is checked on every call. vault.CheckName is this policy with
+// an error that says why.
+func ValidSecretName(name string) bool {
+	if name == "" || len(name) > 256 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package vault_test
+package config_test
 
 import (
 	"errors"
@@ -8,16 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/config"
 )
+
+// errNotFound stands for the vault's ErrNotFound.
+var errNotFound = errors.New("not in the vault")
 
 // mapLookup resolves from m like the vault would: an unknown name is an
 // error naming it and wrapping ErrNotFound.
-func mapLookup(m map[string]string) vault.Lookup {
+func mapLookup(m map[string]string) config.Lookup {
 	return func(name string) (string, error) {
 		v, ok := m[name]
 		if !ok {
-			return "", fmt.Errorf("secret %s: %w", name, vault.ErrNotFound)
+			return "", fmt.Errorf("secret %s: %w", name, errNotFound)
 		}
 		return v, nil
 	}
@@ -66,7 +69,7 @@ func TestSubstitute(t *testing.T) {
 		{in: "${A} ${NOPE} ${B}", wantErr: "secret NOPE: not in the vault", notFound: true},
 	}
 	for _, tt := range tests {
-		got, err := vault.Substitute(tt.in, mapLookup(secrets))
+		got, err := config.Substitute(tt.in, mapLookup(secrets))
 		if tt.wantErr == "" {
 			if err != nil || got != tt.want {
 				t.Errorf("Substitute(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
@@ -80,9 +83,9 @@ func TestSubstitute(t *testing.T) {
 		if got != "" {
 			t.Errorf("Substitute(%q) returned %q with its error", tt.in, got)
 		}
-		if tt.notFound != errors.Is(err, vault.ErrNotFound) || !tt.notFound != errors.Is(err, vault.ErrBadReference) {
+		if tt.notFound != errors.Is(err, errNotFound) || !tt.notFound != errors.Is(err, config.ErrBadReference) {
 			t.Errorf("Substitute(%q) error %v: ErrNotFound=%v ErrBadReference=%v", tt.in, err,
-				errors.Is(err, vault.ErrNotFound), errors.Is(err, vault.ErrBadReference))
+				errors.Is(err, errNotFound), errors.Is(err, config.ErrBadReference))
 		}
 		if strings.Contains(err.Error(), canary) {
 			t.Errorf("Substitute(%q) error %q contains a value", tt.in, err)
@@ -93,11 +96,11 @@ func TestSubstitute(t *testing.T) {
 func TestSubstituteLooksUpOnlyWhatItUses(t *testing.T) {
 	t.Parallel()
 	var asked []string
-	_, err := vault.Substitute("${A} $${B} ${C} $D ${1} ${E}", func(name string) (string, error) {
+	_, err := config.Substitute("${A} $${B} ${C} $D ${1} ${E}", func(name string) (string, error) {
 		asked = append(asked, name)
 		return "", nil
 	})
-	if !errors.Is(err, vault.ErrBadReference) {
+	if !errors.Is(err, config.ErrBadReference) {
 		t.Fatalf("error = %v, want ErrBadReference", err)
 	}
 	// Stops at the first bad reference: nothing after it is asked for.
@@ -121,7 +124,7 @@ func TestReferences(t *testing.T) {
 		{"${A", nil, "malformed secret reference: unterminated ${ at offset 0"},
 	}
 	for _, tt := range tests {
-		got, err := vault.References(tt.in)
+		got, err := config.References(tt.in)
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
 			t.Errorf("References(%q) error = %v, want %q", tt.in, err, tt.wantErr)
 		}
@@ -146,14 +149,14 @@ func FuzzSubstitute(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		var asked []string
-		out, err := vault.Substitute(s, func(name string) (string, error) {
-			if vault.CheckName(name) != nil {
+		out, err := config.Substitute(s, func(name string) (string, error) {
+			if !config.ValidSecretName(name) {
 				t.Fatalf("Substitute(%q) looked up the invalid name %q", s, name)
 			}
 			asked = append(asked, name)
 			return "<" + name + ">", nil
 		})
-		refs, refErr := vault.References(s)
+		refs, refErr := config.References(s)
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("Substitute(%q) error %v but References error %v", s, err, refErr)
 		}
@@ -161,7 +164,7 @@ func FuzzSubstitute(f *testing.F) {
 			t.Fatalf("Substitute(%q) looked up %q, References = %q", s, asked, refs)
 		}
 		if err != nil {
-			if !errors.Is(err, vault.ErrBadReference) || !substErr.MatchString(err.Error()) {
+			if !errors.Is(err, config.ErrBadReference) || !substErr.MatchString(err.Error()) {
 				t.Fatalf("Substitute(%q) error %q is not a fixed malformed-reference message", s, err)
 			}
 			return

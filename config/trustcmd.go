@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/hushcli/hush/vault"
 )
 
 // ErrTrustNeedsTerminal is what `hush trust` says when no person can confirm.
@@ -112,7 +110,7 @@ func DescribeProject(c Config, isLiteral func(name, value string) bool) []string
 		if len(s.Env) > 0 {
 			var env []string
 			for k, v := range s.Env {
-				if refs, _ := vault.References(v); len(refs) == 0 && (isLiteral == nil || isLiteral(k, v)) {
+				if refs, _ := References(v); len(refs) == 0 && (isLiteral == nil || isLiteral(k, v)) {
 					v = "<a literal credential, not shown>"
 				}
 				env = append(env, k+"="+v)

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/config"
 )
 
 // CommandRule is what "allow for this session" records for a call that
@@ -124,7 +124,7 @@ func SummarizeCall(args json.RawMessage, configured []string) CallSummary {
 		}
 	}
 	for _, v := range p.Env {
-		refs, _ := vault.References(v)
+		refs, _ := config.References(v)
 		for _, n := range refs {
 			names[n] = true
 		}

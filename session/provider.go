@@ -10,7 +10,6 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
-	"github.com/hushcli/hush/vault"
 	"golang.org/x/net/http/httpproxy"
 )
 
@@ -47,7 +46,7 @@ func NewProvider(m config.Model, f Model, v executor.SecretReader, client *http.
 			return nil, errors.New("model.api_key in config.toml: no vault to read it from")
 		}
 		var err error
-		key, err = vault.Substitute(m.APIKey, v.Get)
+		key, err = config.Substitute(m.APIKey, v.Get)
 		if err != nil {
 			return nil, fmt.Errorf("model.api_key in config.toml: %w", err)
 		}

@@ -333,7 +333,7 @@ func openTelemetry(opts Options, id string) (*telemetry.Exporter, error) {
 	}
 	headers := map[string]string{}
 	for k, v := range t.Headers {
-		val, err := vault.Substitute(v, opts.Vault.Get)
+		val, err := config.Substitute(v, opts.Vault.Get)
 		if err != nil {
 			return nil, fmt.Errorf("telemetry.headers.%s in config.toml: %w", k, err)
 		}

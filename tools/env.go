@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hushcli/hush/vault"
+	"github.com/hushcli/hush/config"
 )
 
 // Inherit says which ambient variables a child starts from.
@@ -306,18 +306,18 @@ func BuildEnv(req EnvRequest) (Env, []Dropped, error) {
 	// From here on values come from config, the vault or the call, so a
 	// ${NAME} in them is resolved through the grant.
 	resolve := func(v string) (string, bool, error) {
-		refs, err := vault.References(v)
+		refs, err := config.References(v)
 		if err != nil {
 			return "", false, err
 		}
 		if len(refs) == 0 {
-			s, err := vault.Substitute(v, nil) // unescapes $${
+			s, err := config.Substitute(v, nil) // unescapes $${
 			return s, false, err
 		}
 		if req.Grant == nil {
 			return "", false, ErrNoGrant
 		}
-		s, err := vault.Substitute(v, vault.Lookup(req.Grant))
+		s, err := config.Substitute(v, config.Lookup(req.Grant))
 		return s, true, err
 	}
 	for _, name := range sortedNames(p.Set) {

@@ -1,7 +1,7 @@
 // Package vault owns hush's secrets: the Vault interface, its backends, the
 // registry that picks one, the forwarding proxy that lets a reference survive
 // a backend swap, the layered view that adds a legacy project .env and the
-// real environment, and ${NAME} substitution.
+// real environment, and the secret names ${NAME} substitution (config) resolves.
 //
 // Nothing here writes the process environment or starts a process, and no
 // error built here ever contains a secret value: errors name the secret.
@@ -10,6 +10,8 @@ package vault
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hushcli/hush/config"
 )
 
 // Vault is a store of named secrets.
@@ -41,7 +43,7 @@ func CheckName(name string) error {
 	if len(name) > 256 {
 		return fmt.Errorf("secret name %.32q... is longer than 256 characters: %w", name, ErrUnstorable)
 	}
-	if !validName(name) {
+	if !config.ValidSecretName(name) {
 		return fmt.Errorf("secret name %q %w: use letters, digits and _, not starting with a digit", name, ErrUnstorable)
 	}
 	return nil
@@ -49,17 +51,4 @@ func CheckName(name string) error {
 
 func notFound(name string) error {
 	return fmt.Errorf("secret %s: %w", name, ErrNotFound)
-}
-
-// validName is ^[A-Za-z_][A-Za-z0-9_]*$ without a regexp: every ${NAME}
-// reference in a tool call's env is checked on every call.
-func validName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return name != ""
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/executor/provider/names"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/vault/keyring"
 )
@@ -44,12 +43,12 @@ type SetupRun struct {
 func CurrentAnswers(cfg config.Config, backend string) Answers {
 	m := cfg.Model
 	cur := Answers{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Name, Backend: backend}
-	if cur.Provider == names.Replay {
+	if cur.Provider == config.ProviderReplay {
 		cur = Answers{Backend: cur.Backend}
 	}
 	// Only a reference that is exactly ${NAME} names the key; anything else
 	// is re-asked.
-	if refs, err := vault.References(m.APIKey); err == nil && len(refs) == 1 && m.APIKey == "${"+refs[0]+"}" {
+	if refs, err := config.References(m.APIKey); err == nil && len(refs) == 1 && m.APIKey == "${"+refs[0]+"}" {
 		cur.KeyName = refs[0]
 	}
 	return cur

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hushcli/hush/executor/provider/names"
+	"github.com/hushcli/hush/config"
 )
 
 // CheckTimeout bounds the one request CheckKey makes.
@@ -42,7 +42,7 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 	base := strings.TrimRight(baseURL, "/")
 	var endpoint string
 	switch provider {
-	case names.Anthropic:
+	case config.ProviderAnthropic:
 		if base == "" {
 			base = "https://api.anthropic.com"
 		}
@@ -61,13 +61,13 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 		return Check{Message: fmt.Sprintf("%s is not a URL hush can request", shown)}
 	}
 	if key != "" {
-		if provider == names.Anthropic {
+		if provider == config.ProviderAnthropic {
 			req.Header.Set("x-api-key", key)
 		} else {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
 	}
-	if provider == names.Anthropic {
+	if provider == config.ProviderAnthropic {
 		req.Header.Set("anthropic-version", "2023-06-01")
 	}
 	c := *client

@@ -1,21 +1,21 @@
 package provider
 
-import "github.com/hushcli/hush/executor/provider/names"
+import "github.com/hushcli/hush/config"
 
-// The providers hush knows: names (executor/provider/names) owns the list.
+// The providers hush knows: config owns the list.
 const (
-	OpenAI    = names.OpenAI
-	Anthropic = names.Anthropic
-	Replay    = names.Replay
+	OpenAI    = config.ProviderOpenAI
+	Anthropic = config.ProviderAnthropic
+	Replay    = config.ProviderReplay
 )
 
-// Names lists the providers (names.Names).
-func Names() []string { return names.Names() }
+// Names lists the providers (config.ProviderNames).
+func Names() []string { return config.ProviderNames() }
 
-// KeyName is the vault name of a provider's API key (names.KeyName).
-func KeyName(provider string) string { return names.KeyName(provider) }
+// KeyName is the vault name of a provider's API key (config.ProviderKeyName).
+func KeyName(provider string) string { return config.ProviderKeyName(provider) }
 
-// IsLoopback reports whether rawURL points at this machine (names.IsLoopback).
-func IsLoopback(rawURL string) bool { return names.IsLoopback(rawURL) }
+// IsLoopback reports whether rawURL points at this machine (config.IsLoopback).
+func IsLoopback(rawURL string) bool { return config.IsLoopback(rawURL) }
 
-func isLoopback(host string) bool { return names.IsLoopbackHost(host) }
+func isLoopback(host string) bool { return config.IsLoopbackHost(host) }

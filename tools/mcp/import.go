@@ -173,7 +173,7 @@ func importEnv(req ImportRequest, server string, in map[string]string) (map[stri
 				return "${" + sub[2] + "}"
 			})
 		}
-		r, err := vault.References(v)
+		r, err := config.References(v)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("env %s holds a reference hush cannot convert (%v); write it as ${NAME} for a secret NAME in the vault", k, err)
 		}

@@ -25,11 +25,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/sandbox"
-	"github.com/hushcli/hush/vault"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -441,7 +441,7 @@ func (m *Manager) dial(ctx context.Context, s *server, headers http.Header, hide
 // process on the machine (ps, /proc/PID/cmdline).
 func checkArgs(s Server) error {
 	for _, a := range append([]string{s.Command, s.Dir}, s.Args...) {
-		refs, err := vault.References(a)
+		refs, err := config.References(a)
 		if err != nil || len(refs) == 0 {
 			continue
 		}

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/vault"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,7 +48,7 @@ func checkURL(s Server) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("its url is not an http(s) URL like https://example.com/mcp")
 	}
-	if refs, err := vault.References(s.URL); err == nil && len(refs) > 0 {
+	if refs, err := config.References(s.URL); err == nil && len(refs) > 0 {
 		return fmt.Errorf("its url refers to the secret %s; hush never puts a secret in a URL (servers and proxies log them): send it in a header instead, e.g. headers = { Authorization = \"Bearer ${%s}\" }",
 			refs[0], refs[0])
 	}
@@ -77,7 +77,7 @@ func resolveHeaders(headers map[string]string, grant tools.Grant) (http.Header, 
 	sort.Strings(names)
 	for _, k := range names {
 		tmpl := headers[k]
-		v, err := vault.Substitute(tmpl, vault.Lookup(grant))
+		v, err := config.Substitute(tmpl, config.Lookup(grant))
 		if err != nil {
 			return nil, nil, fmt.Errorf("header %s: %w", k, err)
 		}
@@ -85,7 +85,7 @@ func resolveHeaders(headers map[string]string, grant tools.Grant) (http.Header, 
 			return nil, nil, fmt.Errorf("header %s: its value holds a line break", k)
 		}
 		h.Set(k, v)
-		if refs, _ := vault.References(tmpl); len(refs) > 0 {
+		if refs, _ := config.References(tmpl); len(refs) > 0 {
 			secret = append(secret, v)
 		}
 	}
