@@ -57,7 +57,7 @@ func requireKeyring(t *testing.T, ta *testApp) *keyring.Backend {
 	t.Helper()
 	kb, err := keyring.Open(keyring.Options{Service: ta.service, Env: ta.Ambient, DataDir: ta.dir})
 	if err != nil {
-		t.Skipf("no Secret Service to test against (run through scripts/with-secret-service): %v", err)
+		t.Skipf("needs secret-service: no Secret Service to test against (run through scripts/with-secret-service): %v", err)
 	}
 	t.Cleanup(func() { _ = kb.Close() })
 	keyringtest.RequireRoundTrip(t, kb)

@@ -213,7 +213,7 @@ func TestSystemPrompt(t *testing.T) {
 func TestGitState(t *testing.T) {
 	git, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git is not installed") // scripts/provision installs it; CI has it
+		t.Skip("needs search-tools: git is not installed") // scripts/provision installs it; CI has it
 	}
 	// Unsandboxed, and in a host tool's sandbox, where a session runs it.
 	for _, sb := range []*sandbox.Config{nil, {}} {

@@ -74,7 +74,7 @@ func requireKeyring(t *testing.T, w *vaultWorld) *keyring.Backend {
 	t.Helper()
 	kb, err := keyring.Open(keyring.Options{Service: w.service, Env: w.ambient, DataDir: w.dataDir})
 	if err != nil {
-		t.Skipf("no Secret Service to test against (run through scripts/with-secret-service): %v", err)
+		t.Skipf("needs secret-service: no Secret Service to test against (run through scripts/with-secret-service): %v", err)
 	}
 	t.Cleanup(func() { _ = kb.Close() })
 	keyringtest.RequireRoundTrip(t, kb)

@@ -35,7 +35,7 @@ func dockerEngine(t *testing.T) map[string]string {
 		if os.Getenv("HUSH_TEST_REQUIRE_DOCKER") != "" {
 			t.Fatal("HUSH_TEST_REQUIRE_DOCKER is set but " + msg)
 		}
-		t.Skip(msg)
+		t.Skip("needs docker: " + msg)
 	}
 	cli, err := officialClient(ambient)
 	if err != nil {

@@ -41,7 +41,7 @@ func useKeyring(t *testing.T, w *world) *keyring.Backend {
 	service := "hush-e2e-" + hex.EncodeToString(b)
 	kb, err := keyring.Open(keyring.Options{Service: service, Env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": addr}, DataDir: t.TempDir()})
 	if err != nil {
-		t.Skipf("no Secret Service to test against (the suite runs it through scripts/with-secret-service): %v", err)
+		t.Skipf("needs secret-service: no Secret Service to test against (the suite runs it through scripts/with-secret-service): %v", err)
 	}
 	t.Cleanup(func() {
 		_ = gokeyring.DeleteAll(service)

@@ -51,7 +51,7 @@ func engineAmbient(t *testing.T) map[string]string {
 		if os.Getenv("HUSH_TEST_REQUIRE_DOCKER") != "" {
 			t.Fatalf("HUSH_TEST_REQUIRE_DOCKER is set but %s", msg)
 		}
-		t.Skip(msg)
+		t.Skip("needs docker: " + msg)
 	}
 	cli, err := officialClient(ambient)
 	if err != nil {

@@ -211,7 +211,7 @@ func status(m *mcp.Manager, name string) mcp.Status {
 func everythingBin(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("skipping: node is not installed, so @modelcontextprotocol/server-everything cannot run (run scripts/provision on a machine with Node)")
+		t.Skip("needs mcp-everything: node is not installed, so @modelcontextprotocol/server-everything cannot run (run scripts/provision on a machine with Node)")
 	}
 	cache := os.Getenv("HUSH_TEST_CACHE")
 	if cache == "" {
@@ -219,7 +219,7 @@ func everythingBin(t *testing.T) string {
 	}
 	bin := filepath.Join(cache, "npm", "node_modules", ".bin", "mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("skipping: %s is not installed; run scripts/provision", bin)
+		t.Skipf("needs mcp-everything: %s is not installed; run scripts/provision", bin)
 	}
 	return bin
 }

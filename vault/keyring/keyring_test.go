@@ -61,7 +61,7 @@ func openService(t *testing.T, service, dataDir string) *keyring.Backend {
 	t.Helper()
 	b, err := keyring.Open(keyring.Options{Service: service, Env: environ(), DataDir: dataDir})
 	if errors.Is(err, keyring.ErrUnavailable) {
-		t.Skipf("no Secret Service to test against (run through scripts/with-secret-service): %v", err)
+		t.Skipf("needs secret-service: no Secret Service to test against (run through scripts/with-secret-service): %v", err)
 	}
 	if err != nil {
 		t.Fatalf("open keyring: %v", err)
@@ -336,7 +336,7 @@ func TestKeyringBusWithoutSecretService(t *testing.T) {
 	t.Parallel()
 	daemon, err := exec.LookPath("dbus-daemon")
 	if err != nil {
-		t.Skip("dbus-daemon is not installed (scripts/provision installs dbus)")
+		t.Skip("needs secret-service: dbus-daemon is not installed (scripts/provision installs dbus)")
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "bus.conf")
@@ -353,7 +353,7 @@ func TestKeyringBusWithoutSecretService(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Skipf("cannot start dbus-daemon: %v", err)
+		t.Skipf("needs secret-service: cannot start dbus-daemon: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line := make([]byte, 512)

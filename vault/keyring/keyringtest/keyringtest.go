@@ -13,10 +13,10 @@ import (
 func RequireRoundTrip(t testing.TB, kb *keyring.Backend) {
 	t.Helper()
 	if err := kb.Set("HUSH_PROBE", "probe"); err != nil {
-		t.Skipf("the Secret Service does not store items (run through scripts/with-secret-service): %v", err)
+		t.Skipf("needs secret-service: the Secret Service does not store items (run through scripts/with-secret-service): %v", err)
 	}
 	if v, err := kb.Get("HUSH_PROBE"); err != nil || v != "probe" {
-		t.Skipf("the Secret Service does not return what it stored: %q, %v", v, err)
+		t.Skipf("needs secret-service: the Secret Service does not return what it stored: %q, %v", v, err)
 	}
 	if err := kb.Delete("HUSH_PROBE"); err != nil {
 		t.Fatalf("delete the probe item: %v", err)
