@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"fmt"
 	"github.com/hushcli/hush/tools/sandbox"
 	"net"
 	"os"
@@ -267,7 +268,16 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"-L", "hushtest"}, {"-S", other}} {
+	// A client that cannot reach $TMUX_TMPDIR falls back to /tmp (tmux's
+	// socket path is "$TMUX_TMPDIR:/tmp/"): the sandboxed attempt leaves a
+	// socket there under its -L name, removed here.
+	name := fmt.Sprintf("hushtest-%d", os.Getpid())
+	t.Cleanup(func() {
+		fallback := fmt.Sprintf("/tmp/tmux-%d", os.Getuid())
+		_ = os.Remove(filepath.Join(fallback, name))
+		_ = os.Remove(fallback) // only if it is empty: it may be the user's
+	})
+	for _, args := range [][]string{{"-L", name}, {"-S", other}} {
 		cmd := exec.Command(tmux, append(args, "new-session", "-d", "sleep 120")...)
 		cmd.Env = []string{"TMUX_TMPDIR=" + tmpdir, "PATH=/usr/bin:/bin", "HOME=" + w.home, "TERM=xterm"}
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -284,7 +294,7 @@ func TestSandboxHidesTheTmuxServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, sel := range []string{"-L hushtest", "-S " + other} {
+	for i, sel := range []string{"-L " + name, "-S " + other} {
 		stolen := w.project + "/stolen" + strconv.Itoa(i)
 		script := `TMUX_TMPDIR=` + tmpdir + ` tmux ` + sel + ` new-window -d "cat ` + w.data + `/vault.env > ` + stolen + `" 2>&1; ` +
 			`for i in 1 2 3 4 5 6 7 8 9 10; do [ -s ` + stolen + ` ] && break; sleep 0.1; done; true`

@@ -675,7 +675,9 @@ func TestSandboxDiesWithHush(t *testing.T) {
 		boxed := mode == "boxed"
 		mark := fmt.Sprintf("33%d.%d", i, time.Now().UnixNano()%100000)
 		helper := exec.Command("/proc/self/exe", "-test.run=^TestSandboxParentHelper$")
-		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=/tmp"}
+		// The helper is killed, so its own t.TempDir is never removed: it
+		// makes it in one of this test's, which is.
+		helper.Env = []string{parentEnv + "=" + mark, "PATH=/usr/bin:/bin", "TMPDIR=" + t.TempDir()}
 		if boxed {
 			helper.Env = append(helper.Env, parentEnv+"_BOXED=1")
 		}
