@@ -11,6 +11,7 @@ import (
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/guard"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,6 +42,7 @@ func (e *exitError) Unwrap() error { return e.err }
 func run(args []string) (code int) {
 	tools.RestoreTerm()
 	ambient, guardErr := guard.Guard()
+	sandbox.NoteStartupEnv(ambient)
 	a := &app{&session.Env{Ambient: ambient, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}}
 	if guardErr != nil {
 		a.Warn(guardErr.Error())

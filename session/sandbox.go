@@ -92,6 +92,9 @@ func SandboxNotice(cfg config.Config) string {
 		return ""
 	case cfg.Sandbox.Required:
 		return "warning: " + st.Reason + "; [sandbox] required = true, so host tools (bash, background, MCP servers) will refuse to run"
+	case st.LandlockOnly:
+		return "warning: " + st.Reason + ". It still keeps hush's files, the vault, the rest of the home, other tools' environments and hush's memory from them, " +
+			"but not the project's .env files, and they see every process (`hush sandbox show` lists what is missing)"
 	}
 	return "warning: " + st.Reason + " (set [sandbox] required = true to refuse them instead)"
 }

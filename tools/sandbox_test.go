@@ -752,17 +752,18 @@ func TestSandboxRefusedHere(t *testing.T) {
 	if st.Namespaces {
 		t.Fatal("the sandbox says it works where the kernel refuses user namespaces")
 	}
-	if want := "host tools run without a sandbox: user namespaces are off (sysctl user.max_user_namespaces = 0)"; st.Reason != want {
+	if want := "host tools run in the Landlock sandbox, not in namespaces: user namespaces are off (sysctl user.max_user_namespaces = 0)"; st.Reason != want {
 		t.Errorf("reason %q, want %q", st.Reason, want)
 	}
-	// The second layer: Landlock's scope (this kernel has ABI 6 or later),
-	// and no_new_privs; everything else is off, with the reason.
+	// The Landlock world (this kernel has ABI 6 or later): what it gives
+	// is on; what it cannot give is off, saying what is missing and the
+	// reason.
 	if !st.LandlockOnly {
-		t.Fatalf("no Landlock-only layer on a kernel with Landlock ABI %d", st.LandlockABI)
+		t.Fatalf("no Landlock world on a kernel with Landlock ABI %d", st.LandlockABI)
 	}
 	for _, p := range st.Protections {
-		second := p.Name == sandbox.ProtectAbstract || p.Name == sandbox.ProtectNoPrivs
-		if p.On != second || (!second && p.Why != st.Reason) {
+		given := p.Name != sandbox.ProtectPID && p.Name != sandbox.ProtectMounts && p.Name != sandbox.ProtectUser && p.Name != sandbox.ProtectLifetime
+		if p.On != given || (!given && !strings.HasSuffix(p.Why, "("+st.Reason+")")) {
 			t.Errorf("protection %s: on=%v why=%q", p.Name, p.On, p.Why)
 		}
 	}
@@ -771,7 +772,7 @@ func TestSandboxRefusedHere(t *testing.T) {
 	if !errors.Is(err, sandbox.ErrRefused) || !strings.Contains(err.Error(), "user.max_user_namespaces = 0") {
 		t.Errorf("required: err = %v, want sandbox.ErrRefused naming the setting", err)
 	}
-	// Not required: the tool runs under the Landlock scope alone, which
+	// Not required: the tool runs in the Landlock world, whose scope
 	// keeps it from signalling this process; unsandboxed it can (the
 	// control).
 	script := fmt.Sprintf("echo ran; kill -0 %d && echo signalled", os.Getpid())

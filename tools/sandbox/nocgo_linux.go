@@ -23,3 +23,7 @@ func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: built withou
 
 // Wait is never called: without cgo Status says the sandbox is off.
 func (*Direct) Wait(*exec.Cmd) error { return errors.New("sandbox: built without cgo") }
+
+func landlockStart(context.Context, *exec.Cmd, string, *Config) (*Direct, error) {
+	return nil, errors.New("sandbox: built without cgo")
+}

@@ -15,8 +15,10 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // Config is how one host child is contained (see sandbox_linux.go). A nil
@@ -62,6 +64,12 @@ const (
 	ProtectLifetime = "lifetime"
 	ProtectAbstract = "abstract-sockets"
 	ProtectNetwork  = "network-namespace"
+	// Where the kernel refuses the namespaces, the Landlock world's
+	// (landlockProtections).
+	ProtectLandlockView = "landlock-view"
+	ProtectPtraceScope  = "ptrace-scope"
+	ProtectKernelKeys   = "kernel-keys"
+	ProtectUnixSockets  = "unix-sockets"
 )
 
 // State is what the sandbox gives a host tool on this machine.
@@ -82,9 +90,10 @@ type State struct {
 	// sandbox scopes abstract unix sockets and signals.
 	LandlockABI int
 	// LandlockOnly: the namespaces are refused, and host tools get the
-	// second layer alone — no_new_privs and the Landlock scope (no signal
-	// to hush or another process outside the tool, no abstract socket).
-	// Every other protection is off, with Reason.
+	// Landlock world instead (landlock_linux.go, docs/sandbox.md): the
+	// same allowlist as Landlock rules, a private HOME and TMPDIR,
+	// seccomp, no_new_privs and Landlock's ptrace and scope rules. What it
+	// cannot give is in Protections, off, each saying what is missing.
 	LandlockOnly bool
 	Protections  []Protection
 }
@@ -141,4 +150,43 @@ func protections(ns bool, reason string, landlock int) []Protection {
 type plans struct {
 	mu    sync.Mutex
 	files map[string]*os.File
+}
+
+// containerEnv is $container from hush's start-up snapshot
+// (NoteStartupEnv): systemd-nspawn, podman and others set it.
+var containerEnv atomic.Pointer[string]
+
+// NoteStartupEnv gives the sandbox's diagnosis of a refusal what it reads
+// from hush's start-up snapshot: only $container.
+func NoteStartupEnv(env map[string]string) {
+	c := env["container"]
+	containerEnv.Store(&c)
+}
+
+// landlockProtections are the protections of the Landlock world on a
+// kernel with Landlock ABI abi, where the namespaces were refused for
+// reason: what holds, and, off, exactly what does not.
+func landlockProtections(reason string, abi int) []Protection {
+	on := func(name, why string) Protection { return Protection{Name: name, On: true, Why: why} }
+	off := func(name, why string) Protection { return Protection{Name: name, Why: why + " (" + reason + ")"} }
+	ps := []Protection{
+		on(ProtectLandlockView, "Landlock allowlist: the tool reaches the system and its PATH read-only, the project and build caches read-write, "+
+			"a private HOME and TMPDIR; not hush's files, the vault, another profile's dirs, the rest of the home, /tmp or the user's runtime dir"),
+		on(ProtectPtraceScope, "Landlock: no ptrace of hush or of another tool, and their /proc/<pid>/environ and /proc/<pid>/mem are unreadable"),
+		on(ProtectKernelKeys, "seccomp: keyctl, add_key and request_key fail (no kernel key is read by its serial)"),
+		on(ProtectUnixSockets, "seccomp: no unix socket of the user's (X server, ssh ControlMaster, session bus, Docker) unless the config names it"),
+		on(ProtectNoPrivs, "no setuid or file-capability gain"),
+		on(ProtectNetwork, "a tool whose network is off gets no internet socket at all, loopback included (Landlock's TCP rules and seccomp)"),
+		off(ProtectPID, "no PID namespace: the tool lists every process and reads their command lines (ps); not their environment or memory"),
+		off(ProtectMounts, "Landlock grants whole trees: the project's .env family is readable and writable to the tool, "+
+			"and nothing inside the project or a build cache can be made read-only (hush's executable, if it lives there)"),
+		off(ProtectUser, "no user namespace: a root tool stays the host's root, with Docker's default capabilities and only Landlock and seccomp around it"),
+		off(ProtectLifetime, "a process the tool starts in a session of its own (setsid cmd &) outlives the call and hush"),
+	}
+	if abi >= 6 {
+		ps = append(ps, on(ProtectAbstract, "Landlock scope: no abstract unix socket or signal outside the tool"))
+	} else {
+		ps = append(ps, off(ProtectAbstract, fmt.Sprintf("this kernel's Landlock (ABI %d) has no scopes: the tool can signal hush and reach an abstract unix socket", abi)))
+	}
+	return ps
 }

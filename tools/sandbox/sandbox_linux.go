@@ -35,7 +35,8 @@ const sandboxExe = "/proc/self/exe"
 // through the sandbox's init) is to be started as usual. Most children start directly (Direct: a vfork'd
 // child of hush cloned into its namespaces, no second exec); a child to
 // run as another user (a credential on the command) goes through the init, which
-// changes user before it unshares, and so does the Landlock-only layer.
+// changes user before it unshares. Where the kernel refuses the
+// namespaces, the Landlock world starts it (landlockStart).
 func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Direct, error) {
 	st := Status()
 	if !st.Namespaces {
@@ -45,13 +46,8 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		if !st.LandlockOnly {
 			return nil, nil // the session said so at start
 		}
-		// The second layer: Landlock's scope, without namespaces.
-		plan, err := (*MaskSet)(nil).planFile("L", nil)
-		if err != nil {
-			return nil, err
-		}
-		throughInit(cmd, prog, plan)
-		return nil, nil
+		// The same allowlist through Landlock (landlock_linux.go).
+		return landlockStart(ctx, cmd, prog, cfg)
 	}
 	masks, err := cfg.Masks.Masks()
 	if err != nil {
@@ -209,20 +205,20 @@ func probeSandbox() State {
 	}
 	cmd.ExtraFiles = []*os.File{plan}
 	if err := cmd.Run(); err != nil {
-		st := fail("host tools run without a sandbox: " + refusal(err, stderr.String()))
-		if landlock >= 6 && probeLandlockOnly() {
-			st.LandlockOnly = true
-			st.Protections = protections(false, st.Reason, landlock)
-			for i, p := range st.Protections {
-				switch p.Name {
-				case ProtectAbstract:
-					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "Landlock scope, without namespaces: no abstract unix socket or signal outside the tool"}
-				case ProtectNoPrivs:
-					st.Protections[i] = Protection{Name: p.Name, On: true, Why: "no setuid or file-capability gain"}
-				}
-			}
+		cause := refusal(err, stderr.String())
+		if landlock >= 1 && probeLandlockOnly() {
+			reason := "host tools run in the Landlock sandbox, not in namespaces: " + cause
+			return State{Reason: reason, LandlockABI: landlock, LandlockOnly: true, Protections: landlockProtections(reason, landlock)}
 		}
-		return st
+		reason := "host tools run without a sandbox: " + cause
+		switch {
+		case landlock > 0:
+		case seccompFiltered():
+			reason += "; the seccomp filter refuses Landlock too (Docker engines before 23: add landlock_create_ruleset, landlock_add_rule and landlock_restrict_self to the container's seccomp profile)"
+		default:
+			reason += "; this kernel has no Landlock either (lsm= on the kernel command line lacks landlock, or the kernel is older than 5.13)"
+		}
+		return fail(reason)
 	}
 	return State{Namespaces: true, LandlockABI: landlock, Protections: protections(true, "", landlock)}
 }
@@ -247,6 +243,7 @@ func refusal(err error, stderr string) string {
 		b, _ := os.ReadFile(p)
 		return strings.TrimSpace(string(b))
 	}
+	said := strings.ToLower(stderr) // C's strerror is capitalised, Go's is not
 	switch {
 	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0" && os.Getuid() != 0:
 		return "unprivileged user namespaces are off (sysctl kernel.unprivileged_userns_clone = 0)"
@@ -254,11 +251,46 @@ func refusal(err error, stderr string) string {
 		return "user namespaces are off (sysctl user.max_user_namespaces = 0)"
 	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" && os.Getuid() != 0:
 		return "AppArmor restricts unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns = 1)"
+	case strings.Contains(said, syscall.EPERM.Error()) && seccompFiltered():
+		if c := inContainer(); c != "" {
+			return "the container's seccomp profile refuses user namespaces (" + c + "; Docker's default profile refuses them)"
+		}
+		return "a seccomp filter on hush refuses user namespaces (Seccomp: 2 in /proc/self/status)"
+	case strings.Contains(said, syscall.ENOSPC.Error()):
+		return "the user-namespace limit is reached here or in an enclosing namespace (sysctl user.max_user_namespaces)"
 	}
 	if msg := strings.TrimSpace(stderr); msg != "" {
 		return "the kernel refused its namespaces (" + strings.TrimPrefix(msg, "hush sandbox: ") + ")"
 	}
 	return "the kernel refused its namespaces (" + err.Error() + ")"
+}
+
+// seccompFiltered: a seccomp filter is on hush (a container's profile).
+func seccompFiltered() bool {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Seccomp:"); ok {
+			return strings.TrimSpace(v) == "2"
+		}
+	}
+	return false
+}
+
+// inContainer says how hush knows it runs in a container, or "".
+func inContainer() string {
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		return "a Docker container: /.dockerenv"
+	}
+	if c := containerEnv.Load(); c != nil && *c != "" {
+		return "a " + *c + " container: $container"
+	}
+	b, _ := os.ReadFile("/proc/1/cgroup")
+	for _, k := range []string{"docker", "containerd", "kubepods", "libpod", "lxc"} {
+		if strings.Contains(string(b), k) {
+			return "a container: " + k + " in /proc/1/cgroup"
+		}
+	}
+	return ""
 }
 
 func writeAll(fd int, p []byte) error {

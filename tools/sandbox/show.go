@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Render prints `hush sandbox show`: tool's sandbox sb (nil: off by
@@ -14,7 +15,13 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		return nil
 	}
 	state := "on"
-	if !st.Namespaces {
+	switch {
+	case st.LandlockOnly:
+		state = "Landlock only: " + st.Reason
+		if sb.Required {
+			state += "; [sandbox] required = true, so it refuses to run"
+		}
+	case !st.Namespaces:
 		state = "OFF: " + st.Reason
 		if sb.Required {
 			state += "; [sandbox] required = true, so it refuses to run"
@@ -35,6 +42,9 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 	if sb.Policy != nil {
 		fmt.Fprintln(w, "# the tool's world: nothing else of this machine is in it")
 		RenderView(w, sb.Policy.View())
+	}
+	if st.LandlockOnly {
+		return renderLandlock(w, sb)
 	}
 	all, err := sb.Masks.Masks()
 	if err != nil {
@@ -81,6 +91,43 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		for _, m := range re {
 			fmt.Fprintf(w, "      %s\n", m.Path)
 		}
+	}
+	return nil
+}
+
+// renderLandlock prints what the Landlock world makes of sb's view: the
+// paths as Landlock rules, and the entries it cannot give.
+func renderLandlock(w io.Writer, sb *Config) error {
+	dir := "."
+	if s := sb.masks(); s != nil && s.project != "" {
+		dir = s.project
+	}
+	v, err := landlockViewFor(dir, nil, sb, "<private home>", "<private tmp>")
+	if err != nil {
+		fmt.Fprintf(w, "# Landlock sandbox: refuses to start tools here: %v\n", err)
+		return nil
+	}
+	list := func(title string, paths []string) {
+		fmt.Fprintf(w, "# %s (%d)\n", title, len(paths))
+		for _, p := range paths {
+			fmt.Fprintf(w, "      %s\n", p)
+		}
+	}
+	list("Landlock rules: read-only", v.Read)
+	list("Landlock rules: read-write (HOME and TMPDIR are private dirs of this session)", v.Write)
+	list("Landlock rules: devices", v.Devices)
+	if len(v.Sockets) > 0 {
+		list("unix sockets the tool may reach", v.Sockets)
+	} else {
+		fmt.Fprintln(w, "# unix sockets: none (seccomp refuses socket(AF_UNIX); socketpair and pipes work)")
+	}
+	fmt.Fprintf(w, "# NOT given here: inside a tree Landlock grants whole, which it cannot take a path out of or make read-only (%d)\n", len(v.Uncovered))
+	for _, e := range v.Uncovered {
+		what := e.Path
+		if len(e.Names) > 0 {
+			what = strings.Join(e.Names, ", ") + " at any depth below " + e.Path
+		}
+		fmt.Fprintf(w, "      %s  [%s, not enforced]\n      %s\n", what, e.Mode, e.Reason)
 	}
 	return nil
 }

@@ -101,6 +101,7 @@ type Direct struct {
 	ctx  context.Context
 	prog string
 	plan []byte
+	ll   *landlockRun // the Landlock world instead of the plan (landlock_linux.go)
 
 	parentEnds []*os.File // closed after Wait
 	nsfd       int        // the child's mount namespace, or -1: closed after Wait
@@ -220,8 +221,13 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 	// One child in set-up at a time, and none beside os/exec's: see
 	// spawnLock.
 	spawnLock.Lock()
-	pid := C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-		C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
+	var pid C.int
+	if d.ll != nil {
+		pid, nsfd = d.ll.spawn(path, &argv[0], &envp[0], dir, fds, pdeathsig), -1
+	} else {
+		pid = C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
+			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
+	}
 	spawnLock.Unlock()
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
