@@ -41,9 +41,10 @@ type conn struct {
 	cancel context.CancelFunc // kills the process group (SIGTERM, then SIGKILL)
 	pipes  []*os.File         // hush's ends: closed on kill so reads unblock
 
-	exited  chan struct{} // closed once the process is reaped
-	waitErr error         // Wait's result, set before exited closes
-	ps      *os.ProcessState
+	exited   chan struct{} // closed once the process is reaped
+	waitErr  error         // Wait's result, set before exited closes
+	ps       *os.ProcessState
+	exitedAt time.Time // when it was reaped; set before exited closes
 
 	closing   atomic.Bool
 	stdoutEOF atomic.Bool   // the server closed its stdout
@@ -144,7 +145,35 @@ func startError(s Server, dir string, err error) error {
 func (c *conn) reap(cmd *tools.Cmd) {
 	c.waitErr = cmd.Wait()
 	c.ps = cmd.ProcessState
+	c.exitedAt = time.Now()
 	close(c.exited)
+}
+
+// justExited is how soon after a call was sent a server that exits by
+// itself is taken to have been on its way out already (see Call): a
+// server that ends its own session exits a few milliseconds after its
+// last answer, and the next call can arrive within them.
+const justExited = 250 * time.Millisecond
+
+// exitedOnItsOwn reports whether the server process exited by itself (not
+// killed by a signal, not stopped by hush, not cut off for breaking the
+// protocol) no later than within of sent.
+func (c *conn) exitedOnItsOwn(sent time.Time, within time.Duration) bool {
+	if c.remote || c.closing.Load() || !c.isDead(deathNotice) {
+		return false
+	}
+	select {
+	case <-c.exited:
+	default:
+		return false
+	}
+	if c.ps == nil {
+		return false
+	}
+	if ws, ok := c.ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return false
+	}
+	return strings.HasPrefix(c.reason, "exited") && c.exitedAt.Sub(sent) <= within
 }
 
 // failStart kills a server that did not come up and says why.

@@ -695,7 +695,18 @@ func (m *Manager) Call(ctx context.Context, turn int, serverName, tool string, a
 	timeout := s.cfg.CallTimeout
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	sent := time.Now()
 	res, err := c.cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil && ctx.Err() == nil && c.exitedOnItsOwn(sent, justExited) {
+		// The server was ending its own session as the call arrived (it
+		// exited by itself within moments of it, unanswered): the call
+		// went to a process on its way out. Restart it and send the call
+		// once more, as a call that came a moment later would have been.
+		if c2, rerr := m.ensure(ctx, s, turn); rerr == nil {
+			c = c2
+			res, err = c.cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		}
+	}
 	if err != nil {
 		var wire *jsonrpc.Error
 		switch {

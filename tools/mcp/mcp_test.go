@@ -600,6 +600,27 @@ func TestCallRightAfterTheServerExited(t *testing.T) {
 	}
 }
 
+// TestCallBackToBackAfterBye: the call sent at once after the one that
+// made the server end its own session (before it has even exited) is run
+// by a restarted server, 20 times out of 20; a server that crashes in the
+// middle of a call is not called twice (TestRestartsAreBounded).
+func TestCallBackToBackAfterBye(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for i := 0; i < 20; i++ {
+		m := f.manager(mcp.Server{Name: "s", Command: faultServer})
+		m.Start(context.Background())
+		if _, out, _, err := f.call(m, "mcp__s__bye", map[string]any{}); err != nil || out != "bye" {
+			t.Fatalf("run %d: bye: %q %v", i, out, err)
+		}
+		want := fmt.Sprintf("again %d", i)
+		if _, out, _, err := f.call(m, "mcp__s__echo", map[string]any{"text": want}); err != nil || out != want {
+			t.Fatalf("run %d: the call right after bye: %q %v", i, out, err)
+		}
+		m.Close()
+	}
+}
+
 // TestReplyOverTheMessageLimit: a reply larger than the SDK's 16 MiB limit
 // is reported as that, not as the broken pipe the server then dies of.
 func TestReplyOverTheMessageLimit(t *testing.T) {
