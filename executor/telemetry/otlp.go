@@ -256,7 +256,7 @@ func encodeValue(v attribute.Value) []byte {
 	case attribute.STRINGSLICE:
 		return appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	}
-	return appendLen(appendTag(b, 1, wireBytes), []byte(v.Emit()))
+	return appendLen(appendTag(b, 1, wireBytes), []byte(v.String()))
 }
 
 func appendArray[T any](b []byte, vs []T, value func(T) attribute.Value) []byte {
