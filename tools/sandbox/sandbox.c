@@ -204,7 +204,9 @@ static void hush_sb_noop(int sig) { (void)sig; }
 // read, the tool could (keyctl search @s, keyctl read). A kernel without
 // keyrings has nothing to inherit.
 static void hush_sb_own_keyring(void) {
-	if (syscall(SYS_keyctl, 1, NULL) < 0 && errno != ENOSYS) { // KEYCTL_JOIN_SESSION_KEYRING
+	// EPERM: a seccomp filter on hush refuses keyctl (Docker's default
+	// profile), and so refuses it to the tool too.
+	if (syscall(SYS_keyctl, 1, NULL) < 0 && errno != ENOSYS && errno != EPERM) { // KEYCTL_JOIN_SESSION_KEYRING
 		hush_sb_die("join a session keyring of its own", NULL);
 	}
 }
