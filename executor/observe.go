@@ -157,6 +157,25 @@ func (t tee) Permission(req Request, v Verdict) {
 	}
 }
 
+// Usage forwards a model call's token counts to the sinks that show or
+// export them: with telemetry on, the chat's status line still counts.
+func (t tee) Usage(u provider.Usage) {
+	for _, s := range t {
+		if e, ok := s.(UsageEvents); ok {
+			e.Usage(u)
+		}
+	}
+}
+
+// Notice forwards a one-line note about the model connection.
+func (t tee) Notice(msg string) {
+	for _, s := range t {
+		if e, ok := s.(interface{ Notice(string) }); ok {
+			e.Notice(msg)
+		}
+	}
+}
+
 func (t tee) ToolFinished(c provider.ToolCall, f ToolFinish) {
 	for _, s := range t {
 		if e, ok := s.(ToolFinishEvents); ok {
