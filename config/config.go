@@ -103,6 +103,8 @@ type Model struct {
 	// and waiting for the first byte of an answer (0: 10s and 2m).
 	ConnectTimeout   Duration `toml:"connect_timeout"`
 	FirstByteTimeout Duration `toml:"first_byte_timeout"`
+	// IdleTimeout bounds a silence once an answer has started (0: 5m).
+	IdleTimeout Duration `toml:"idle_timeout"`
 }
 
 // VaultConfig picks the vault backend.

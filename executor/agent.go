@@ -192,7 +192,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	for step := 0; step < maxSteps; step++ {
 		textRed := red.Writer(textSink{a.Events})
 		textOut := outbuf.NewSanitizeWriter(textRed)
-		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs},
+		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs, RetryStall: step == 0},
 			func(delta string) { _, _ = io.WriteString(textOut, delta) })
 		_ = textOut.Close()
 		_ = textRed.Close()

@@ -57,7 +57,8 @@ func NewProvider(m config.Model, f Model, v executor.SecretReader, client *http.
 		}
 	}
 	opts := provider.Options{BaseURL: baseURL, APIKey: key, Model: firstNonEmpty(f.Name, m.Name), HTTPClient: client, MaxRetries: 2,
-		ConnectTimeout: m.ConnectTimeout.Duration, FirstByteTimeout: m.FirstByteTimeout.Duration, Notice: f.Notice}
+		ConnectTimeout: m.ConnectTimeout.Duration, FirstByteTimeout: m.FirstByteTimeout.Duration,
+		IdleTimeout: m.IdleTimeout.Duration, Notice: f.Notice}
 	switch name {
 	case provider.OpenAI:
 		return provider.NewOpenAI(opts)

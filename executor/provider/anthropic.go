@@ -53,7 +53,7 @@ func NewAnthropic(o Options) (Provider, error) {
 func (p *anthropicProvider) Name() string { return Anthropic }
 
 func (p *anthropicProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
-	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {
+	return p.s.retry(ctx, req.RetryStall, onText, func(onText func(string), a *attempt) (Response, error) {
 		return p.streamOnce(ctx, req, onText, a)
 	})
 }
@@ -63,7 +63,7 @@ func (p *anthropicProvider) streamOnce(ctx context.Context, req Request, onText 
 	if err != nil {
 		return Response{}, err
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte)))
+	stream := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte, p.s.idle)))
 	defer stream.Close()
 
 	var (

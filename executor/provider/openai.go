@@ -21,6 +21,7 @@ const openAIDefaultBaseURL = "https://api.openai.com/v1/"
 type openAIProvider struct {
 	s           settings
 	completions openai.ChatCompletionService
+	models      openai.ModelService
 }
 
 // NewOpenAI returns a provider for the OpenAI Chat Completions API or any
@@ -49,13 +50,13 @@ func NewOpenAI(o Options) (Provider, error) {
 	// OPENAI_CUSTOM_HEADERS from the process environment, and openai-go offers
 	// no public switch to turn that off (its marker is internal). Building
 	// the one service we use from our own options reads nothing ambient.
-	return &openAIProvider{s: s, completions: openai.NewChatCompletionService(opts...)}, nil
+	return &openAIProvider{s: s, completions: openai.NewChatCompletionService(opts...), models: openai.NewModelService(opts...)}, nil
 }
 
 func (p *openAIProvider) Name() string { return OpenAI }
 
 func (p *openAIProvider) Stream(ctx context.Context, req Request, onText func(string)) (Response, error) {
-	return p.s.retry(ctx, onText, func(onText func(string), a *attempt) (Response, error) {
+	return p.s.retry(ctx, req.RetryStall, onText, func(onText func(string), a *attempt) (Response, error) {
 		return p.streamOnce(ctx, req, onText, a)
 	})
 }
@@ -65,7 +66,7 @@ func (p *openAIProvider) streamOnce(ctx context.Context, req Request, onText fun
 	if err != nil {
 		return Response{}, err
 	}
-	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte)))
+	stream := p.completions.NewStreaming(ctx, params, option.WithMiddleware(a.middleware(p.s.firstByte, p.s.idle)))
 	defer stream.Close()
 
 	var (

@@ -96,6 +96,11 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int // 0: the provider's default (Anthropic: 4096; OpenAI: not sent)
+	// RetryStall says no tool has run yet in this turn, so a stream that
+	// stalls mid-answer (ErrStreamIdle) may be sent again like a 5xx,
+	// though its first text was already shown. After a tool ran the turn
+	// ends instead: the person decides whether to go on.
+	RetryStall bool
 }
 
 // Response is one complete model turn.
@@ -161,6 +166,9 @@ type Options struct {
 	// byte of the answer; 0 means DefaultFirstByteTimeout. Once the answer
 	// streams, a slow model is not cut off.
 	FirstByteTimeout time.Duration
+	// IdleTimeout bounds a silence once the answer has started streaming;
+	// 0 means DefaultIdleTimeout. A stalled stream ends with ErrStreamIdle.
+	IdleTimeout time.Duration
 	// Notice, if set, receives one line for the person when hush retries:
 	// "openai: retrying (2/3) after HTTP 503".
 	Notice func(string)
@@ -209,6 +217,7 @@ type settings struct {
 	maxRetries int
 	connect    time.Duration
 	firstByte  time.Duration
+	idle       time.Duration
 	notice     func(string)
 }
 
@@ -216,12 +225,15 @@ type settings struct {
 // vault under keyName.
 func resolve(name, keyName string, o Options) (settings, error) {
 	s := settings{provider: name, apiKey: o.APIKey, model: o.Model, httpClient: o.HTTPClient, maxRetries: o.MaxRetries,
-		connect: o.ConnectTimeout, firstByte: o.FirstByteTimeout, notice: o.Notice}
+		connect: o.ConnectTimeout, firstByte: o.FirstByteTimeout, idle: o.IdleTimeout, notice: o.Notice}
 	if s.connect <= 0 {
 		s.connect = DefaultConnectTimeout
 	}
 	if s.firstByte <= 0 {
 		s.firstByte = DefaultFirstByteTimeout
+	}
+	if s.idle <= 0 {
+		s.idle = DefaultIdleTimeout
 	}
 	if o.HTTPClient == nil {
 		return s, fmt.Errorf("provider %s: %w: Options.HTTPClient is required (hush builds it from its environment snapshot)", name, ErrNoHTTPClient)

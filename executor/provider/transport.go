@@ -21,6 +21,9 @@ import (
 const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultFirstByteTimeout = 2 * time.Minute
+	// DefaultIdleTimeout is how long a stream may go quiet once it has
+	// started, as Codex's stream idle timeout.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // Errors of the connection to the model server, for errors.Is. Each
@@ -31,6 +34,9 @@ var (
 	// ErrFirstByteTimeout: connected, but no byte of an answer within
 	// Options.FirstByteTimeout.
 	ErrFirstByteTimeout = errors.New("first byte timeout")
+	// ErrStreamIdle: the answer had started, then nothing came for
+	// Options.IdleTimeout.
+	ErrStreamIdle = errors.New("stream idle timeout")
 	// ErrMalformedEvent: the stream held an event that is not JSON of the
 	// expected shape.
 	ErrMalformedEvent = errors.New("the server sent a malformed event")
@@ -71,12 +77,13 @@ type attempt struct {
 	failureCapture
 	retryAfter time.Duration
 	timedOut   atomic.Bool
+	stalled    atomic.Bool
 	lines      *sseLines
 }
 
 // middleware wraps one request: the first-byte timer, the error capture,
 // and the event check on a streamed body.
-func (a *attempt) middleware(firstByte time.Duration) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+func (a *attempt) middleware(firstByte, idle time.Duration) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		ctx, cancel := context.WithCancel(req.Context())
 		timer := time.AfterFunc(firstByte, func() { a.timedOut.Store(true); cancel() })
@@ -92,19 +99,29 @@ func (a *attempt) middleware(firstByte time.Duration) func(*http.Request, func(*
 			return res, nil // the body was read whole
 		}
 		a.lines = &sseLines{}
-		res.Body = &watchedBody{rc: res.Body, timer: timer, cancel: cancel, lines: a.lines}
+		body := &watchedBody{rc: res.Body, timer: timer, cancel: cancel, lines: a.lines, idle: idle}
+		// Armed at the first byte, pushed back by every later one: a
+		// server that goes quiet mid-answer ends the request rather than
+		// holding the turn for ever (the first-byte timer covers the wait
+		// before it).
+		body.idleTimer = time.AfterFunc(time.Hour, func() { a.stalled.Store(true); cancel() })
+		body.idleTimer.Stop()
+		res.Body = body
 		return res, nil
 	}
 }
 
-// watchedBody stops the first-byte timer at the first byte, feeds every
-// line to the event check, and ends the request's context on Close.
+// watchedBody stops the first-byte timer at the first byte, then keeps the
+// idle timer running while bytes arrive, feeds every line to the event
+// check, and ends the request's context on Close.
 type watchedBody struct {
-	rc     io.ReadCloser
-	timer  *time.Timer
-	cancel context.CancelFunc
-	lines  *sseLines
-	got    bool
+	rc        io.ReadCloser
+	timer     *time.Timer
+	idleTimer *time.Timer
+	idle      time.Duration
+	cancel    context.CancelFunc
+	lines     *sseLines
+	got       bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -114,6 +131,9 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 			b.got = true
 			b.timer.Stop()
 		}
+		if err == nil {
+			b.idleTimer.Reset(b.idle)
+		}
 		b.lines.write(p[:n])
 	}
 	return n, err
@@ -121,6 +141,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error {
 	b.timer.Stop()
+	b.idleTimer.Stop()
 	err := b.rc.Close()
 	b.cancel()
 	return err
@@ -244,7 +265,8 @@ func retryReason(err error) string {
 		return ""
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, ErrConnectTimeout) || errors.Is(err, ErrFirstByteTimeout) || errors.Is(err, ErrMalformedEvent) {
+		errors.Is(err, ErrConnectTimeout) || errors.Is(err, ErrFirstByteTimeout) || errors.Is(err, ErrMalformedEvent) ||
+		errors.Is(err, ErrStreamIdle) {
 		return ""
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
@@ -265,9 +287,11 @@ func backoff(n int, serverSaid time.Duration) time.Duration {
 }
 
 // retry runs once until it succeeds, fails for good, or has been tried
-// maxRetries+1 times. Text already streamed is never streamed twice: once
-// onText has been called, a failure is final.
-func (s settings) retry(ctx context.Context, onText func(string), once func(onText func(string), a *attempt) (Response, error)) (Response, error) {
+// maxRetries+1 times. Text already streamed is not streamed twice: once
+// onText has been called, a failure is final — except a stream that
+// stalled when stalls may be retried (Request.RetryStall), which starts
+// the answer over and says so.
+func (s settings) retry(ctx context.Context, retryStall bool, onText func(string), once func(onText func(string), a *attempt) (Response, error)) (Response, error) {
 	for n := 1; ; n++ {
 		streamed := false
 		wrapped := func(d string) {
@@ -282,11 +306,19 @@ func (s settings) retry(ctx context.Context, onText func(string), once func(onTe
 			return resp, nil
 		}
 		reason := retryReason(err)
-		if streamed || n > s.maxRetries || reason == "" || ctx.Err() != nil {
+		stall := retryStall && errors.Is(err, ErrStreamIdle)
+		if stall {
+			reason = "the stream stalled for " + seconds(s.idle)
+		}
+		if (streamed && !stall) || n > s.maxRetries || reason == "" || ctx.Err() != nil {
 			return resp, err
 		}
 		if s.notice != nil {
-			s.notice(fmt.Sprintf("%s: retrying (%d/%d) after %s", s.provider, n+1, s.maxRetries+1, reason))
+			note := fmt.Sprintf("%s: retrying (%d/%d) after %s", s.provider, n+1, s.maxRetries+1, reason)
+			if streamed {
+				note += "; the answer starts over"
+			}
+			s.notice(note)
 		}
 		t := time.NewTimer(backoff(n, a.retryAfter))
 		select {
@@ -310,6 +342,11 @@ func (s settings) host() string {
 	return u.Host
 }
 
+// seconds prints d as whole seconds ("2s", "300s"), as a person sets it.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
 // transportError turns a timeout or a malformed stream into its sentence;
 // ok is false for any other error.
 func (s settings) transportError(a *attempt, err error) (error, bool) {
@@ -317,6 +354,9 @@ func (s settings) transportError(a *attempt, err error) (error, bool) {
 	case a.timedOut.Load():
 		return fmt.Errorf("%w: the model server at %s accepted the request but sent nothing for %s; it may be stuck or overloaded (model.first_byte_timeout in config.toml sets how long to wait)",
 			ErrFirstByteTimeout, s.host(), s.firstByte), true
+	case a.stalled.Load():
+		return fmt.Errorf("%w: the model server at %s stopped sending for %s in the middle of its answer (model.idle_timeout in config.toml sets how long to wait)",
+			ErrStreamIdle, s.host(), seconds(s.idle)), true
 	case errors.Is(err, ErrConnectTimeout):
 		return fmt.Errorf("%w: the model server at %s did not accept a connection within %s; check that it is running and reachable (model.connect_timeout in config.toml sets how long to wait)",
 			ErrConnectTimeout, s.host(), s.connect), true

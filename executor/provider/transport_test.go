@@ -3,8 +3,11 @@ package provider
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,5 +191,88 @@ func TestConnectionRefusedSentence(t *testing.T) {
 	want := "the model server at " + addr + " refused the connection; check that it is running and that base_url is right"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want it to start %q", err, want)
+	}
+}
+
+// stallThenServe streams the first events of testdata/name and then goes
+// quiet, for the first stalls requests; later requests get the whole file.
+func stallThenServe(t *testing.T, name string, stalls int32) http.HandlerFunc {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := sseFile(t, name)
+	var n atomic.Int32
+	return func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > stalls {
+			whole(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, event := range strings.SplitAfter(string(data), "\n\n")[:4] {
+			_, _ = io.WriteString(w, event)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}
+}
+
+// TestStalledStreamEnds: a stream that goes quiet after its first text
+// ends with one sentence naming the server and the seconds; it is not
+// retried when a tool already ran in the turn (RetryStall false), and is
+// sent again, saying so, when none did.
+func TestStalledStreamEnds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ provider, file, path string }{
+		{"openai", "openai_text.sse", "/v1"},
+		{"anthropic", "anthropic_text.sse", ""},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			t.Parallel()
+			build := func(srv *fakeServer, notice func(string)) Provider {
+				o := Options{BaseURL: srv.URL + tc.path, Model: "m", HTTPClient: srv.Client(), MaxRetries: 2,
+					IdleTimeout: 300 * time.Millisecond, Notice: notice}
+				p, err := NewOpenAI(o)
+				if tc.provider == "anthropic" {
+					p, err = NewAnthropic(o)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			// After a tool ran: the turn ends, one request.
+			srv := newFakeServer(t, stallThenServe(t, tc.file, 1))
+			var c collector
+			_, err := build(srv, nil).Stream(context.Background(), Request{}, c.onText)
+			if !errors.Is(err, ErrStreamIdle) {
+				t.Fatalf("error %v, want ErrStreamIdle", err)
+			}
+			host := strings.TrimPrefix(srv.URL, "http://")
+			want := "the model server at " + host + " stopped sending for 0.3s in the middle of its answer (model.idle_timeout in config.toml sets how long to wait)"
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q, want it to say %q", err, want)
+			}
+			if n := len(srv.requests()); n != 1 || len(c.got()) == 0 {
+				t.Errorf("%d requests, text %q: want one request after some text", n, c.got())
+			}
+
+			// No tool ran yet: retried once, and the notice says the
+			// answer starts over.
+			srv2 := newFakeServer(t, stallThenServe(t, tc.file, 1))
+			var mu sync.Mutex
+			var notes []string
+			resp, err := build(srv2, func(s string) { mu.Lock(); notes = append(notes, s); mu.Unlock() }).
+				Stream(context.Background(), Request{RetryStall: true}, nil)
+			if err != nil || resp.Text == "" {
+				t.Fatalf("Stream after a stall: %q, %v", resp.Text, err)
+			}
+			wantNote := tc.provider + ": retrying (2/3) after the stream stalled for 0.3s; the answer starts over"
+			if n := len(srv2.requests()); n != 2 || strings.Join(notes, "|") != wantNote {
+				t.Errorf("%d requests, notices %q: want 2 and %q", n, notes, wantNote)
+			}
+		})
 	}
 }
