@@ -27,6 +27,7 @@ require (
 	github.com/muesli/cancelreader v0.2.2
 	github.com/muesli/termenv v0.16.0
 	github.com/openai/openai-go/v3 v3.98.0
+	github.com/sahilm/fuzzy v0.1.3
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/yuin/goldmark v1.8.2
 	github.com/zalando/go-keyring v0.2.8

@@ -8,11 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools/files"
+	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/ui"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
@@ -86,16 +90,25 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 	if c.Resumed != nil {
 		conv = c.Resumed.Conversation
 	}
+	// @path reads follow the file tools' mask list, built once when first
+	// needed.
+	masks := sync.OnceValues(func() (*sandbox.MaskSet, error) { return MaskSet(c.Config, c.Dirs, c.Ambient, c.Dir) })
 	// /resume and /compact: the session's commands, shared with Plain.
 	sessionCommand := func(name string) func(ctx context.Context, arg string, out io.Writer) error {
 		return func(ctx context.Context, arg string, out io.Writer) error {
 			run := func() { c.command(ctx, out, agent, &conv, name, arg, arg == "") }
+			before := agent.Session
+			var err error
 			if name == "/resume" && arg == "" {
 				// The picker is a form: it gets the terminal.
-				return chat.Suspend(run)
+				err = chat.Suspend(run)
+			} else {
+				run()
 			}
-			run()
-			return nil
+			if name == "/resume" && agent.Session != before {
+				chat.Replay(conv.Messages()) // the resumed conversation, then the prompt
+			}
+			return err
 		}
 	}
 	chat = ui.New(ui.Config{
@@ -138,6 +151,38 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 			agent.Provider = p
 			return nil
 		},
+		ListModels: func(ctx context.Context) ([]string, error) {
+			l, ok := agent.Provider.(provider.Lister)
+			if !ok {
+				return nil, fmt.Errorf("the %s provider lists no models: /model NAME switches", agent.Provider.Name())
+			}
+			return l.Models(ctx)
+		},
+		PickModel: func(ctx context.Context, models []string, current string) (string, error) {
+			opts := make([]wizard.SessionOption, 0, len(models))
+			for _, m := range models {
+				opts = append(opts, wizard.SessionOption{ID: m, Label: m})
+			}
+			return wizard.Pick(ctx, tty, c.Stdout, c.Ambient["ACCESSIBLE"] != "", "Use which model? (type to filter, Esc keeps "+current+")", opts, current)
+		},
+		Files: func(ctx context.Context) ([]string, error) {
+			ms, err := masks()
+			if err != nil {
+				return nil, err
+			}
+			return files.ProjectFiles(ctx, ms.MaskedResolved, c.Dir, 50000)
+		},
+		Attach: func(p string) (string, error) {
+			ms, err := masks()
+			if err != nil {
+				return "", err
+			}
+			text, err := files.Attach(ms.Masked, c.Dir, p)
+			if err != nil {
+				return "", err
+			}
+			return c.Redact(text), nil
+		},
 		Tools:        func() []ui.ToolInfo { return c.toolInfo(agent) },
 		Instructions: c.instructions,
 		Redact:       c.Redact,
@@ -154,6 +199,7 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 	}
 	if c.Resumed != nil {
 		intro = append(intro, ResumeNote(c.Resumed))
+		chat.SetConversation(conv.Messages())
 	}
 	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
 	chat.SetIntro(strings.Join(intro, "\n"))

@@ -48,11 +48,20 @@ type Config struct {
 	Clear func()
 	// SetModel switches the model for the next turn (/model NAME).
 	SetModel func(name string) error
+	// ListModels, if set, lists the server's models for /model without a
+	// name; PickModel asks which (it is given the terminal).
+	ListModels func(ctx context.Context) ([]string, error)
+	PickModel  func(ctx context.Context, models []string, current string) (string, error)
 	// Tools lists what the model is offered (/tools).
 	Tools func() []ToolInfo
 	// Instructions names the AGENTS.md files the system prompt carries,
 	// with a note on any cut by the size cap; "" when none (/tools).
 	Instructions func() string
+	// Files lists the project's files for @ completion; Attach reads one
+	// named with @path for a prompt (an error wrapping os.ErrNotExist
+	// means the word names no file). Either may be nil.
+	Files  func(ctx context.Context) ([]string, error)
+	Attach func(path string) (string, error)
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
 	// Commands are slash commands the session adds (/compact, /resume):
@@ -101,8 +110,15 @@ type Chat struct {
 	needBlank bool
 	preview   toolPreview
 	toolRan   bool // a tool started in the running turn
-	printMu   sync.Mutex
-	turns     sync.WaitGroup // turns (and session commands) still running
+	// held is a file tool's call and output lines, shown at its end with
+	// what it found (`Grep "x" · 3 matches`).
+	held    *provider.ToolCall
+	heldOut []string
+	lastMu  sync.Mutex
+	lastOut lastOutput // the last call's output, for Ctrl-O
+	printMu sync.Mutex
+	resumed []provider.Message // drawn by Run under the banner
+	turns   sync.WaitGroup     // turns (and session commands) still running
 }
 
 // New returns a chat on cfg. Nothing touches the terminal until Run.
@@ -132,6 +148,9 @@ func (c *Chat) Run() error {
 	fmt.Fprintln(c.cfg.Out, c.banner())
 	if c.cfg.Intro != "" {
 		fmt.Fprintln(c.cfg.Out, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
+	}
+	if s := c.conversation(c.resumed); s != "" {
+		fmt.Fprintln(c.cfg.Out, s)
 	}
 	m := newModel(c)
 	c.prog = c.program(m)
@@ -293,30 +312,57 @@ func isHeading(md string) bool {
 	return strings.HasPrefix(strings.TrimSpace(md), "#") && !strings.Contains(strings.TrimSpace(md), "\n")
 }
 
+// heldTools are shown once they end, with what they found: they run in
+// hush and take milliseconds.
+func heldTool(name string) bool {
+	return name == "read" || name == "grep" || name == "glob" || name == "edit" || name == "write"
+}
+
 // ToolStart implements executor.Events.
 func (c *Chat) ToolStart(call provider.ToolCall) {
 	c.flushText()
+	c.preview = toolPreview{max: c.cfg.PreviewLines}
+	c.lastMu.Lock()
+	c.lastOut = lastOutput{}
+	c.lastMu.Unlock()
+	c.toolRan = true
+	c.send(activityMsg("running " + outbuf.Sanitize(call.Name)))
+	if heldTool(call.Name) {
+		c.held, c.heldOut = &call, nil
+		return
+	}
+	c.held = nil
+	c.printTitle(call, "")
+}
+
+// printTitle prints the line that names a tool call.
+func (c *Chat) printTitle(call provider.ToolCall, result string) {
 	lead := ""
 	if c.needBlank {
 		lead = "\n"
 	}
 	c.needBlank = false
-	c.print(lead + c.st.toolMark.Render("●") + " " + c.st.toolName.Render(outbuf.Sanitize(call.Name)) + " " +
-		c.st.args.Render(outbuf.Sanitize(SummarizeArgs(call.Args, max(40, int(c.width.Load())*2)))))
-	c.preview = toolPreview{max: c.cfg.PreviewLines}
-	c.toolRan = true
-	c.send(activityMsg("running " + outbuf.Sanitize(call.Name)))
+	title := outbuf.Sanitize(ToolTitle(call.Name, call.Args, result, max(40, int(c.width.Load())*2)))
+	name, rest, _ := strings.Cut(title, " ")
+	c.print(lead + c.st.toolMark.Render("●") + " " + c.st.toolName.Render(name) + " " + c.st.args.Render(rest))
 }
 
 // ToolOutput implements executor.Events.
 func (c *Chat) ToolOutput(_ provider.ToolCall, chunk []byte) {
+	c.lastMu.Lock()
+	c.lastOut.add(chunk)
+	c.lastMu.Unlock()
 	for _, line := range c.preview.add(string(chunk)) {
+		if c.held != nil {
+			c.heldOut = append(c.heldOut, line)
+			continue
+		}
 		c.printOutput(line)
 	}
 	// An unfinished line (a prompt, a progress bar, or bytes the redactor
 	// still holds back) is shown live until it ends.
 	partial := ""
-	if !c.preview.cut {
+	if !c.preview.cut && c.held == nil {
 		partial = expandTabs(c.preview.partial.String())
 	}
 	c.send(toolLineMsg(partial))
@@ -336,15 +382,25 @@ func (c *Chat) printOutput(line string) {
 }
 
 // ToolEnd implements executor.Events.
-func (c *Chat) ToolEnd(_ provider.ToolCall, result string, isErr bool) {
+func (c *Chat) ToolEnd(call provider.ToolCall, result string, isErr bool) {
 	c.send(toolLineMsg(""))
+	if c.held != nil {
+		c.printTitle(call, result)
+		for _, l := range c.heldOut {
+			c.printOutput(l)
+		}
+		c.held, c.heldOut = nil, nil
+	}
 	if line, ok := c.preview.rest(); ok {
 		c.printOutput(line)
 	}
 	if c.preview.cut {
-		c.print(c.st.pipe.Render("  │ ") + c.st.dim.Render("… (preview cut; the model sees up to 32 KiB)"))
+		c.print(c.st.pipe.Render("  │ ") + c.st.dim.Render(fmt.Sprintf("… +%d lines (Ctrl-O shows them)", c.preview.hidden())))
 	}
-	if last, show := ResultSummary(result, c.preview.lines); show {
+	c.lastMu.Lock()
+	c.lastOut.shown = c.preview.lines
+	c.lastMu.Unlock()
+	if last, show := ResultSummary(result, c.preview.lines); show && !(heldTool(call.Name) && !isErr && resultStatus(result) != "" && strings.TrimSpace(last) == "["+resultStatus(result)+"]") {
 		mark := c.st.ok.Render("  └ ")
 		if isErr {
 			mark = c.st.bad.Render("  └ ✗ ")
@@ -444,12 +500,13 @@ func (l *linePrinter) Close() error {
 // ---- messages ----
 
 type (
-	pendingMsg  string
-	toolLineMsg string
-	activityMsg string
-	usageMsg    provider.Usage
-	turnDoneMsg struct{}
-	suspendMsg  struct {
+	pendingMsg   string
+	toolLineMsg  string
+	activityMsg  string
+	modelNameMsg string
+	usageMsg     provider.Usage
+	turnDoneMsg  struct{}
+	suspendMsg   struct {
 		on  bool
 		ack chan struct{}
 	}
@@ -466,6 +523,7 @@ type model struct {
 	cancel   context.CancelFunc
 	activity string
 	notice   string
+	started  time.Time // the running turn's start, for the spinner's clock
 
 	toolLine                       string // the running tool's unfinished output line
 	pending, renderedFor, rendered string
@@ -484,6 +542,9 @@ type model struct {
 	sessIn, sessOut             int64
 	cost                        float64
 	costSeen                    bool
+
+	files        []string // the project's files, once loaded for @ completion
+	filesLoading bool
 
 	suspended   bool
 	interrupted bool
@@ -562,12 +623,28 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		return m, nil
 	case pendingMsg:
 		m.pending = string(msg)
+		if m.busy && m.activity == "thinking" {
+			m.activity = "writing" // text streams: the model is no longer silent
+		}
 		return m, nil
 	case toolLineMsg:
 		m.toolLine = string(msg)
 		return m, nil
 	case activityMsg:
 		m.activity = string(msg)
+		return m, nil
+	case filesMsg:
+		m.filesLoading = false
+		if msg.err != nil {
+			return m, tea.Println(m.c.st.bad.Render("@ completion: " + outbuf.Sanitize(msg.err.Error())))
+		}
+		m.files = msg.files
+		if atToken(m.ta.Value()) != "" {
+			return m.completeAt()
+		}
+		return m, nil
+	case modelNameMsg:
+		m.modelName = string(msg)
 		return m, nil
 	case usageMsg:
 		m.turnIn += msg.InputTokens
@@ -727,6 +804,8 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case msg.Type == tea.KeyCtrlL:
 		return m, tea.ClearScreen // the scrollback keeps the conversation
+	case msg.Type == tea.KeyCtrlO:
+		return m, m.expandLast()
 	case msg.Paste:
 		// Pasted text is typed into the prompt and drawn: no escape in it
 		// may reach the terminal (Sanitize also turns \r into \n).
@@ -746,6 +825,8 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.submit()
 	case msg.Type == tea.KeyTab && strings.HasPrefix(m.ta.Value(), "/") && !strings.ContainsAny(m.ta.Value(), " \n"):
 		return m.complete()
+	case msg.Type == tea.KeyTab && atToken(m.ta.Value()) != "" && m.c.cfg.Files != nil:
+		return m.completeAt()
 	case msg.Type == tea.KeyUp && m.ta.Line() == 0 && m.histIdx > 0:
 		if m.histIdx == len(m.hist) {
 			m.draft = m.ta.Value()
@@ -769,6 +850,35 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	m.ta, c = m.ta.Update(msg)
 	m.fit()
 	return m, c
+}
+
+// expandLast prints the lines of the last tool output that its preview
+// did not show (Ctrl-O).
+func (m *model) expandLast() tea.Cmd {
+	c := m.c
+	c.lastMu.Lock()
+	rest := c.lastOut.rest()
+	full := c.lastOut.full
+	c.lastOut.shown += len(rest)
+	c.lastMu.Unlock()
+	if len(rest) == 0 {
+		return tea.Println(c.st.dim.Render("(no more tool output to show)"))
+	}
+	gutter := c.st.pipe.Render("  │ ")
+	var b strings.Builder
+	b.WriteString(c.st.dim.Render(fmt.Sprintf("  the last tool output, %d more lines:", len(rest))))
+	w := int(c.width.Load()) - 4
+	for _, l := range rest {
+		l = expandTabs(l)
+		if w > 0 && ansi.StringWidth(l) > w {
+			l = strings.ReplaceAll(ansi.Hardwrap(l, w, true), "\n", "\n"+gutter)
+		}
+		b.WriteString("\n" + gutter + l)
+	}
+	if full {
+		b.WriteString("\n" + gutter + c.st.dim.Render("… (kept up to 1 MiB)"))
+	}
+	return tea.Println(b.String())
 }
 
 // fit grows the editor with its content, up to a third of a usual screen.
@@ -809,6 +919,10 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 				})
 			}
 		}
+		if name == "/model" && strings.TrimSpace(arg) == "" && m.c.cfg.ListModels != nil && m.c.cfg.PickModel != nil && m.c.cfg.SetModel != nil {
+			current := m.modelName
+			return m.startTurn(echo, func(ctx context.Context) error { return m.c.pickModel(ctx, current) })
+		}
 		out, quit := m.slash(prompt)
 		if quit {
 			return m, tea.Sequence(tea.Println(echo), tea.Quit)
@@ -832,7 +946,13 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 
 // send starts the turn of prompt, echoed as echo.
 func (m *model) send(prompt, echo string) (tea.Model, tea.Cmd) {
-	return m.startTurn(echo, func(ctx context.Context) error { return m.c.cfg.Turn(ctx, prompt) })
+	return m.startTurn(echo, func(ctx context.Context) error {
+		full, notes := m.c.attachments(prompt)
+		for _, n := range notes {
+			m.c.print(m.c.st.dim.Render("  · " + outbuf.Sanitize(n)))
+		}
+		return m.c.cfg.Turn(ctx, full)
+	})
 }
 
 // answerSecret takes the user's choice for a prompt that holds a vault
@@ -862,7 +982,7 @@ func (m *model) answerSecret(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 // off the event loop, with the spinner and Ctrl-C cancelling it.
 func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.Model, tea.Cmd) {
 	ctx, cancel := context.WithCancel(context.Background())
-	m.busy, m.cancel, m.activity = true, cancel, "thinking"
+	m.busy, m.cancel, m.activity, m.started = true, cancel, "thinking", time.Now()
 	m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
 	c := m.c
 	c.turns.Add(1)
@@ -905,7 +1025,7 @@ func (m *model) View() string {
 		if m.notice != "" {
 			label = m.notice
 		}
-		b.WriteString(m.spin.View() + " " + m.c.st.dim.Render(strings.TrimSuffix(label, "…")+"… · Ctrl-C stops") + "\n")
+		b.WriteString(m.spin.View() + " " + m.c.st.dim.Render(strings.TrimSuffix(label, "…")+"… "+elapsed(time.Since(m.started))+" · Ctrl-C stops") + "\n")
 	} else if m.notice != "" {
 		b.WriteString(m.c.st.bad.Render(m.notice) + "\n")
 	}
@@ -987,6 +1107,15 @@ func (m *model) statusLine() string {
 		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
 	}
 	return m.c.st.status.Render(strings.Join(parts, " · "))
+}
+
+// elapsed is the spinner's clock: "12s", "3m 05s".
+func elapsed(d time.Duration) string {
+	s := int(d.Seconds())
+	if s < 60 {
+		return fmt.Sprintf("%ds", s)
+	}
+	return fmt.Sprintf("%dm %02ds", s/60, s%60)
 }
 
 // count prints a token count in full; scripts and people both read it.

@@ -58,7 +58,7 @@ func (t *RunView) ToolStart(call provider.ToolCall) {
 		lead = "" // one blank line between two calls, not two
 	}
 	t.afterTool = false
-	fmt.Fprintf(t.out, "%s● %s %s\n", lead, outbuf.Sanitize(call.Name), outbuf.Sanitize(SummarizeArgs(call.Args, 300)))
+	fmt.Fprintf(t.out, "%s● %s\n", lead, outbuf.Sanitize(ToolTitle(call.Name, call.Args, "", 300)))
 	t.lines, t.shown, t.cut, t.lineStart = 0, 0, false, true
 	t.partial.Reset()
 }

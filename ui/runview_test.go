@@ -80,7 +80,7 @@ func TestRunViewOneBlankLineBetweenCalls(t *testing.T) {
 	v.ToolStart(b)
 	v.ToolEnd(b, "error: b does not exist", true)
 	v.Text("done")
-	want := "looking\n\n● read {\"path\":\"a\"}\n  └ ✗ error: a does not exist\n\n● read {\"path\":\"b\"}\n  └ ✗ error: b does not exist\n\ndone"
+	want := "looking\n\n● Read a\n  └ ✗ error: a does not exist\n\n● Read b\n  └ ✗ error: b does not exist\n\ndone"
 	if out.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,7 +19,7 @@ type command struct {
 var commands = []command{
 	{"/help", "", "this list"},
 	{"/clear", "", "start a new conversation (the model forgets the earlier turns)"},
-	{"/model", "[NAME]", "show the model, or switch to NAME from the next turn"},
+	{"/model", "[NAME]", "switch to NAME from the next turn; without NAME, pick from the server's models"},
 	{"/tools", "", "the tools the model is offered, how each runs and which secrets it is configured to get"},
 	{"/usage", "", "tokens used this turn and this session, as the server reported them"},
 	{"/exit", "", "leave hush (also /quit, Ctrl-D)"},
@@ -177,4 +178,33 @@ func (m *model) instructionsLine() string {
 		return m.c.st.dim.Render("project instructions: none loaded (no AGENTS.md found)")
 	}
 	return "project " + outbuf.Sanitize(in)
+}
+
+// pickModel is /model without a name: the server's models as a picker;
+// the one picked is used from the next turn.
+func (c *Chat) pickModel(ctx context.Context, current string) error {
+	models, err := c.cfg.ListModels(ctx)
+	if err != nil {
+		return err
+	}
+	if len(models) == 0 {
+		c.print("model: " + outbuf.Sanitize(current) + c.st.dim.Render(" — the server lists no models; /model NAME switches"))
+		return nil
+	}
+	var picked string
+	var perr error
+	if err := c.Suspend(func() { picked, perr = c.cfg.PickModel(ctx, models, current) }); err != nil {
+		return err
+	}
+	if perr != nil || picked == "" || picked == current {
+		c.print("model: " + outbuf.Sanitize(current) + c.st.dim.Render(" (unchanged)"))
+		return nil
+	}
+	if err := c.cfg.SetModel(picked); err != nil {
+		c.print(c.st.bad.Render("model not changed: " + outbuf.Sanitize(err.Error())))
+		return nil
+	}
+	c.send(modelNameMsg(picked))
+	c.print("model: " + outbuf.Sanitize(picked) + c.st.dim.Render(" (from the next turn)"))
+	return nil
 }
