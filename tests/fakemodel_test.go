@@ -27,6 +27,9 @@ type step struct {
 	usage *[2]int
 	// hang: accept the request and never answer.
 	hang bool
+	// stall: send the role chunk and the first word, then nothing more
+	// (the request stays open until the client gives up).
+	stall bool
 	// raw, when set, replaces the whole answer body.
 	raw string
 }
@@ -91,6 +94,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		for _, m := range f.models {
 			data = append(data, map[string]string{"id": m, "object": "model"})
 		}
+		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 		return
 	}
@@ -163,6 +167,10 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	for _, word := range strings.SplitAfter(s.text, " ") {
 		if word != "" {
 			chunk(map[string]any{"content": word}, nil)
+			if s.stall {
+				<-r.Context().Done()
+				return
+			}
 		}
 	}
 	for i, c := range s.calls {
