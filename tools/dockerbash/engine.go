@@ -189,7 +189,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 		v = "1.24" // engines before 1.25 did not say
 	}
 	if olderAPI(v, minAPIVersion) {
-		return fmt.Errorf("the engine speaks API %s, older than %s, which hush needs; upgrade Docker", v, minAPIVersion)
+		return fmt.Errorf("the engine speaks API %s, %w %s, which hush needs; upgrade Docker", v, ErrEngineTooOld, minAPIVersion)
 	}
 	e.version = v
 	if olderAPI(maxAPIVersion, v) {
@@ -197,6 +197,10 @@ func (e *Engine) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ErrEngineTooOld is wrapped by Ping when the engine's API is older than
+// the one hush needs: upgrading Docker, not starting it, is the remedy.
+var ErrEngineTooOld = errors.New("older than")
 
 // olderAPI reports whether API version a ("1.41") is older than b.
 func olderAPI(a, b string) bool {
@@ -463,7 +467,7 @@ func ping(ctx context.Context, cli *Engine, ambient map[string]string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if strings.Contains(err.Error(), "older than") {
+		if errors.Is(err, ErrEngineTooOld) {
 			return err
 		}
 		return noEngine(ambient, err)
