@@ -59,6 +59,11 @@ type SandboxConfig struct {
 	// relative to the project.
 	Allow []string `toml:"allow"`
 	Hide  []string `toml:"hide"`
+	// Constructed builds each host tool's root from the allowlist view
+	// (`hush sandbox show`) instead of masking the host's root: nothing of
+	// the machine is in a tool's world but what the view lists. Opt-in
+	// while `hush audit`'s controls move to it; then the default.
+	Constructed bool `toml:"constructed"`
 }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own

@@ -191,6 +191,7 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 	// what the sandbox hides.
 	out.Sandbox.Hide = append(slices.Clone(user.Sandbox.Hide), proj.Sandbox.Hide...)
 	out.Sandbox.Required = user.Sandbox.Required || proj.Sandbox.Required
+	out.Sandbox.Constructed = user.Sandbox.Constructed || proj.Sandbox.Constructed
 	if len(proj.Sandbox.Allow) > 0 || proj.Sandbox.Docker {
 		notes = append(notes, "its [sandbox] allow and docker are ignored (a project never re-opens what the sandbox hides)")
 	}

@@ -177,7 +177,7 @@ func (e *Env) HostSandbox(tool string) (*sandbox.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := Policy(e.cfg, e.dirs, e.Ambient, dir)
+	policy, err := World(e.cfg, e.dirs, e.Ambient, dir, sandbox.SessionTmp("<session>"))
 	if err != nil {
 		return nil, err
 	}

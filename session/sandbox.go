@@ -17,7 +17,7 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 	if cfg.Unsafe.NoSandbox {
 		return nil, nil
 	}
-	sb := &sandbox.Config{Masks: masks, Policy: policy, Required: cfg.Sandbox.Required}
+	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.Constructed && policy != nil, Required: cfg.Sandbox.Required}
 	if tool == bash.Name || tool == background.Name {
 		switch n := cfg.Tools[tool].Network; n {
 		case "", "host":
@@ -59,10 +59,11 @@ func MaskSet(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir
 	return masks, nil
 }
 
-// Policy is a session's world for its host tools (sandbox.Policy), for
-// the project at dir: hush's own dirs, and those of every other profile at
-// their default places, are never in it.
-func Policy(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir string) (*sandbox.Policy, error) {
+// World is a session's world for its host tools (sandbox.Policy), for
+// the project at dir, with tmp (sandbox.SessionTmp) as its /tmp: hush's
+// own dirs, and those of every other profile at their default places, are
+// never in it.
+func World(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir, tmp string) (*sandbox.Policy, error) {
 	hushDirs := []string{dirs.Config, dirs.Data}
 	if def, err := config.ResolveDirs(map[string]string{"HOME": ambient["HOME"],
 		"XDG_CONFIG_HOME": ambient["XDG_CONFIG_HOME"], "XDG_DATA_HOME": ambient["XDG_DATA_HOME"]}); err == nil {
@@ -70,7 +71,7 @@ func Policy(cfg config.Config, dirs config.Dirs, ambient map[string]string, dir 
 	}
 	exe, _ := os.Executable()
 	p, err := sandbox.NewPolicy(sandbox.PolicyOptions{
-		Dir: dir, Executable: exe, Home: ambient["HOME"], PathEnv: ambient["PATH"], HushDirs: hushDirs,
+		Dir: dir, Executable: exe, Tmp: tmp, Home: ambient["HOME"], PathEnv: ambient["PATH"], HushDirs: hushDirs,
 		SSHAuthSock: ambient["SSH_AUTH_SOCK"], GnuPGHome: ambient["GNUPGHOME"], RuntimeDir: ambient["XDG_RUNTIME_DIR"],
 		DockerHost: ambient["DOCKER_HOST"], Docker: cfg.Sandbox.Docker, Allow: cfg.Sandbox.Allow, Hide: cfg.Sandbox.Hide,
 	})

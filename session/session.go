@@ -180,16 +180,19 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := Policy(cfg, opts.Dirs, opts.Ambient, opts.Dir)
-	if err != nil {
-		return nil, err
-	}
 
 	id := NewID("")
 	var transcriptFile *transcript.File
 	priorTurns := 0
 	if r := opts.Resume; r != nil && !opts.Fork {
 		id = r.ID
+	}
+	// The session's /tmp for its tools: made when the first starts, gone
+	// when the session closes.
+	tmp := sandbox.SessionTmp(id)
+	policy, err := World(cfg, opts.Dirs, opts.Ambient, opts.Dir, tmp)
+	if err != nil {
+		return nil, err
 	}
 	if dt, ok := dockerTool.(dockerbash.Tool); ok {
 		// Its containers carry the session; those a hush that is gone
@@ -319,7 +322,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 
 		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
 	}
-	stop := func() { stopExtra(); closeTel() }
+	stop := func() { stopExtra(); closeTel(); os.RemoveAll(tmp) }
 	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stop, transcript: transcriptFile, audit: audit}, nil
 }
 

@@ -17,9 +17,18 @@ import (
 // starts one (Prepare, then Direct), and returns its combined output.
 func runDirect(t *testing.T, cfg *Config, dir, script string) string {
 	t.Helper()
+	return runEnv(t, cfg, dir, script, nil)
+}
+
+// runEnv is runDirect with env (nil: a PATH and HOME=dir).
+func runEnv(t *testing.T, cfg *Config, dir, script string, env []string) string {
+	t.Helper()
 	cmd := exec.Command("/bin/bash", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir}
+	cmd.Env = env
+	if env == nil {
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir}
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}

@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // The policy: the world a host tool lives in, as a list of what is in it.
@@ -168,16 +172,46 @@ type PolicyOptions struct {
 // Policy is one session's world for its host tools. It is immutable and
 // safe for concurrent use.
 type Policy struct {
-	opts  PolicyOptions
-	hush  []string // HushDirs, resolved
-	allow []allowed
-	hide  []string
+	once   sync.Once
+	cached []Entry // view(): the view as the session's first tool found it
+	opts   PolicyOptions
+	hush   []string // HushDirs, resolved
+	allow  []allowed
+	hide   []string
 }
 
 type allowed struct {
 	path, source string
 	mode         Mode
 	reason       string
+}
+
+// SessionTmp is where a session's tools find their /tmp on the host: a
+// directory of hush's, 0700, below one per user in the system's temporary
+// directory. Prepare makes it when a tool first needs it; the session
+// removes it when it closes.
+func SessionTmp(session string) string {
+	return filepath.Join(os.TempDir(), "hush-"+strconv.Itoa(os.Geteuid()), session)
+}
+
+// ensureTmp makes the session's /tmp (and the directory above it) if
+// missing, and checks that both are directories of this user's that no one
+// else may enter: another user who made /tmp/hush-<uid> first, or a link
+// there, must not become a tool's /tmp.
+func ensureTmp(dir string) error {
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("sandbox: make the session's /tmp: %w", err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil {
+			return fmt.Errorf("sandbox: the session's /tmp: %w", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+			return fmt.Errorf("sandbox: %s is not a directory of yours that only you may enter; remove it", d)
+		}
+	}
+	return nil
 }
 
 // SocketNames are the sockets [sandbox] allow may name.
@@ -384,6 +418,13 @@ func readSmall(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
+// view is the view computed once, for every tool of the session: a
+// toolchain installed during the session is in the next session's world.
+func (p *Policy) view() []Entry {
+	p.once.Do(func() { p.cached = p.View() })
+	return p.cached
+}
+
 // View computes the tool's world now: the entries, parents before what
 // they hold. Paths that do not exist on the host are left out.
 func (p *Policy) View() []Entry {
@@ -456,8 +497,11 @@ func (p *Policy) View() []Entry {
 			add(Entry{Path: a.path, Source: a.source, Mode: a.mode, Reason: a.reason})
 		}
 	}
+	// hush's own executable, read-only wherever it is: hush's probes and
+	// the `hush` a tool runs (which finds no vault in this world) need it;
+	// a tool that rewrote it would be the user's next hush.
 	if exe := p.opts.Executable; exe != "" {
-		if src := resolvePath(exe); writableIn(out, src) {
+		if src := resolvePath(exe); filepath.IsAbs(src) {
 			add(Entry{Path: src, Source: src, Mode: ReadOnly, Reason: ReasonHushExe})
 		}
 	}
@@ -474,16 +518,6 @@ func (p *Policy) View() []Entry {
 	add(Entry{Path: root, Mode: Hidden, Names: ProjectMaskPatterns(), Reason: ReasonEnvFamily})
 	sortEntries(out)
 	return nested(out)
-}
-
-// writableIn reports whether a ReadWrite entry of es holds the host path src.
-func writableIn(es []Entry, src string) bool {
-	for _, e := range es {
-		if e.Mode == ReadWrite && e.Source != "" && within(src, e.Source) {
-			return true
-		}
-	}
-	return false
 }
 
 // nested drops an entry that its enclosing bound entry already gives as

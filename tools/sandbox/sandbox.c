@@ -234,9 +234,15 @@ static void hush_sb_sys_readonly(void) {
 
 // hush_sb_mount_proc mounts the PID namespace's own /proc; for root, its
 // kernel settings read-only (hush_sb_sys_readonly above).
-static void hush_sb_mount_proc(int root) {
+static void hush_sb_mount_proc(int root, int world) {
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
 		hush_sb_die("mount /proc for the new PID namespace", NULL);
+	}
+	if (world) {
+		// The host's root goes (hush_sb_world).
+		if (umount2("/.oldroot", MNT_DETACH) != 0 || rmdir("/.oldroot") != 0) {
+			hush_sb_die("detach the host's root", NULL);
+		}
 	}
 	if (!root) {
 		return;
@@ -309,6 +315,211 @@ static void hush_sb_minimal_dev(void) {
 	}
 	if (mount("/proc/dev", "/dev", NULL, MS_MOVE, NULL) != 0) {
 		hush_sb_die("make a minimal /dev", "/dev");
+	}
+}
+
+// hush_sb_world_dev makes the new root's /dev at dst: a tmpfs holding
+// null, zero, full, random, urandom and tty bound from the host, a devpts
+// of its own, a tmpfs /dev/shm and the usual links. No disk: a root tool
+// keeps root's ownership of the host's device nodes, so the host's /dev
+// would let it read a disk — and the vault file on it — raw.
+static void hush_sb_world_dev(const char *dst) {
+	if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k") != 0) {
+		hush_sb_die("make a minimal /dev", NULL);
+	}
+	char src[64], p[4300];
+	for (int i = 0; hush_sb_dev_nodes[i]; i++) {
+		snprintf(src, sizeof src, "/dev/%s", hush_sb_dev_nodes[i]);
+		snprintf(p, sizeof p, "%s/%s", dst, hush_sb_dev_nodes[i]);
+		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			hush_sb_die("make a minimal /dev", p);
+		}
+		close(fd);
+		if (mount(src, p, NULL, MS_BIND, NULL) != 0) {
+			hush_sb_die("make a minimal /dev", src);
+		}
+	}
+	snprintf(p, sizeof p, "%s/pts", dst);
+	if (mkdir(p, 0755) != 0 || mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/pts");
+	}
+	snprintf(p, sizeof p, "%s/shm", dst);
+	if (mkdir(p, 01777) != 0 || mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+		hush_sb_die("make a minimal /dev", "/dev/shm");
+	}
+	for (int i = 0; hush_sb_dev_links[i][0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dst, hush_sb_dev_links[i][1]);
+		if (symlink(hush_sb_dev_links[i][0], p) != 0) {
+			hush_sb_die("make a minimal /dev", p);
+		}
+	}
+}
+// hush_sb_mkdirs makes every missing directory of path (absolute), mode
+// 0755; one that cannot be made (inside a read-only bind, say) is left to
+// the mount that needs it to fail.
+static void hush_sb_mkdirs(const char *path) {
+	char p[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof p) {
+		return;
+	}
+	memcpy(p, path, n + 1);
+	for (char *s = p + 1; *s; s++) {
+		if (*s == '/') {
+			*s = 0;
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	mkdir(p, 0755);
+}
+
+// hush_sb_mountpoint makes what src will be bound onto at dst: a
+// directory for a directory, an empty file for anything else.
+static int hush_sb_mountpoint(const char *src, const char *dst) {
+	struct stat st;
+	if (stat(src, &st) != 0) {
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		hush_sb_mkdirs(dst);
+		return 0;
+	}
+	char parent[4096];
+	snprintf(parent, sizeof parent, "%s", dst);
+	char *slash = strrchr(parent, '/');
+	if (slash != NULL && slash != parent) {
+		*slash = 0;
+		hush_sb_mkdirs(parent);
+	}
+	int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return 0;
+}
+
+// The new root is built on a tmpfs mounted over /proc, where no source of
+// a bind can be (the namespace's own /proc comes later, inside the new
+// root); then it becomes / with pivot_root.
+#define HUSH_SB_NEWROOT "/proc"
+
+// hush_sb_world builds the tool's root from the plan's world records
+// (planWorld in sandbox_linux.go): one per entry of the policy's view,
+// parents first, each a kind letter, the path inside, NUL, an argument,
+// NUL — r/w a bind of the host path (read-only or as it is), l a symbolic
+// link, t a fresh tmpfs (the argument its mode), d the minimal /dev, p the
+// mount point of the namespace's own /proc, h a path taken out of a listed
+// directory (an empty read-only file or directory over it). Nothing of
+// the host exists in the new root but what a record binds there.
+static void hush_sb_world(const char *rec, const char *end, int root) {
+	if (mount("tmpfs", HUSH_SB_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
+		hush_sb_die("mount the new root", NULL);
+	}
+	// The empty file and directory hidden paths get, in the new root's
+	// /proc, which the namespace's own /proc covers later.
+	hush_sb_mkdirs(HUSH_SB_NEWROOT "/proc");
+	if (mount("tmpfs", HUSH_SB_NEWROOT "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k") != 0) {
+		hush_sb_die("mount a tmpfs for the empty file", NULL);
+	}
+	int efd = open(HUSH_SB_NEWROOT "/proc/empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	if (efd < 0 || mkdir(HUSH_SB_NEWROOT "/proc/emptydir", 0555) != 0) {
+		hush_sb_die("create the empty file", NULL);
+	}
+	close(efd);
+	if (hush_sb_readonly(HUSH_SB_NEWROOT "/proc") != 0) {
+		hush_sb_die("make the empty file read-only", NULL);
+	}
+	char dst[4200];
+	for (const char *r = rec; r < end && *r;) {
+		char kind = *r;
+		const char *path = r + 1;
+		const char *arg = path + strlen(path) + 1;
+		if (arg >= end) {
+			break;
+		}
+		r = arg + strlen(arg) + 1;
+		if (strcmp(path, "/") == 0) {
+			continue; // the new root itself
+		}
+		snprintf(dst, sizeof dst, "%s%s", HUSH_SB_NEWROOT, path);
+		switch (kind) {
+		case 'r':
+		case 'w': {
+			if (hush_sb_mountpoint(arg, dst) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("make a mount point for", path);
+			}
+			if (mount(arg, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
+				if (hush_sb_skippable(errno)) {
+					continue;
+				}
+				hush_sb_die("bind", path);
+			}
+			if (kind == 'r') {
+				struct hush_mount_attr a = {0};
+				a.attr_set = HUSH_MOUNT_ATTR_RDONLY | HUSH_MOUNT_ATTR_NOSUID | HUSH_MOUNT_ATTR_NODEV;
+				if (syscall(SYS_mount_setattr, -1, dst, 0x100 | 0x8000, &a, sizeof a) != 0) { // AT_SYMLINK_NOFOLLOW | AT_RECURSIVE
+					hush_sb_die("make read-only", path);
+				}
+			}
+			break;
+		}
+		case 'l': {
+			char parent[4200];
+			snprintf(parent, sizeof parent, "%s", dst);
+			char *slash = strrchr(parent, '/');
+			if (slash != NULL) {
+				*slash = 0;
+				hush_sb_mkdirs(parent);
+			}
+			if (symlink(arg, dst) != 0 && errno != EEXIST) {
+				hush_sb_die("make the link", path);
+			}
+			break;
+		}
+		case 't':
+			hush_sb_mkdirs(dst);
+			if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, arg) != 0) {
+				hush_sb_die("mount a tmpfs on", path);
+			}
+			break;
+		case 'd':
+			hush_sb_mkdirs(dst);
+			hush_sb_world_dev(dst);
+			break;
+		case 'p':
+			break; // made above
+		case 'h': {
+			struct stat st;
+			if (lstat(dst, &st) != 0) {
+				continue; // not there: nothing to hide
+			}
+			const char *empty = S_ISDIR(st.st_mode) ? HUSH_SB_NEWROOT "/proc/emptydir" : HUSH_SB_NEWROOT "/proc/empty";
+			if (mount(empty, dst, NULL, MS_BIND, NULL) != 0 && !hush_sb_skippable(errno)) {
+				hush_sb_die("hide", path);
+			}
+			break;
+		}
+		}
+	}
+	(void)root;
+	// The new root becomes /. The host's stays at /.oldroot until the
+	// namespace's own /proc is mounted (hush_sb_mount_proc): the kernel
+	// lets a user namespace mount a proc only where one is fully visible.
+	char cwd[4096];
+	if (getcwd(cwd, sizeof cwd) == NULL) {
+		hush_sb_die("read the working directory", NULL);
+	}
+	if (mkdir(HUSH_SB_NEWROOT "/.oldroot", 0700) != 0 || chdir(HUSH_SB_NEWROOT) != 0 ||
+	    syscall(SYS_pivot_root, ".", ".oldroot") != 0) {
+		hush_sb_die("enter the new root", NULL);
+	}
+	if (chdir(cwd) != 0) {
+		hush_sb_die("enter the working directory (it is not in the tool's world)", cwd);
 	}
 }
 
@@ -423,7 +634,7 @@ static void hush_sb_wait(pid_t pid) {
 // namespace's /proc: the id maps, the masks, root's /dev, lo, root's
 // capabilities, no_new_privs and the Landlock scope. Both ways in run it:
 // the init below and hush_sb_spawn's child.
-static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *masks, const char *end, int tfd) {
+static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, int world, const char *masks, const char *end, int tfd) {
 	char map[64];
 	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
 	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
@@ -443,6 +654,13 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 	// Nothing mounted here may reach the parent's namespace.
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		hush_sb_die("make / private", NULL);
+	}
+	if (world) {
+		if (tfd >= 0) {
+			close(tfd);
+		}
+		hush_sb_world(masks, end, root);
+		goto built;
 	}
 	// The empty file bound over masked files lives on a private scratch
 	// over /proc, which the namespace's own /proc then covers: for root, a
@@ -568,6 +786,7 @@ static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, const char *m
 		// /dev/ptmx finds this one through /dev/pts.
 		hush_sb_die("mount a devpts of its own", NULL);
 	}
+built:
 	// The scratch tmpfs stays under the namespace's /proc, which the init
 	// below mounts over it: unmounting it here would wait for an RCU grace
 	// period on every call, and the namespace's end frees it with the rest.
@@ -618,9 +837,10 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	const char *masks = flags + strlen(flags) + 1;
 	const char *end = plan + len;
-	int net = 0, probe = 0, landlock_only = 0;
+	int net = 0, probe = 0, landlock_only = 0, world = 0;
 	for (const char *f = flags; *f; f++) {
 		switch (*f) {
+		case 'W': world = 1; break;
 		case 'N': net = 1; break;
 		case 'T': probe = 1; break;
 		case 'L': landlock_only = 1; break;
@@ -661,7 +881,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (net ? CLONE_NEWNET : 0)) != 0) {
 		hush_sb_die("create the namespaces", NULL);
 	}
-	hush_sb_setup(uid, gid, root, net, masks, end, -1);
+	hush_sb_setup(uid, gid, root, net, world, masks, end, -1);
 	// This process stays outside the PID namespace and waits for its init.
 	// hush's SIGTERM reaches the tool directly (it is in this process
 	// group); here it must not end the wait, so it gets a handler that
@@ -682,7 +902,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 		// PID 1 of the namespace. It dies with the process above (which
 		// dies with hush), and the namespace dies with it.
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		hush_sb_mount_proc(root);
+		hush_sb_mount_proc(root, world);
 		if (probe) {
 			_exit(0);
 		}
@@ -716,6 +936,7 @@ struct hush_sb_spawn_args {
 	int nsfd;   // out: the new mount namespace, opened in hush's descriptor table, or -1
 	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
+	int world; // the masks part is the world's records (hush_sb_world)
 	const char *masks, *end; // the masks part of a plan
 	uid_t uid;
 	gid_t gid;
@@ -788,8 +1009,8 @@ static int hush_sb_spawn_child(void *p) {
 	// The flag is the shared memory's, so hush starts one such child at
 	// a time (spawnLock).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->masks, a->end, tfd);
-	hush_sb_mount_proc(a->uid == 0);
+	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->world, a->masks, a->end, tfd);
+	hush_sb_mount_proc(a->uid == 0, a->world);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -821,11 +1042,12 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.pdeathsig = pdeathsig;
 	a.nsfd = -1;
 	a.net = strchr(flags, 'N') != NULL;
+	a.world = strchr(flags, 'W') != NULL;
 	a.masks = flags + strlen(flags) + 1;
 	a.end = plan + len;
 	a.uid = getuid();
 	a.gid = getgid();
-	a.tfd = a.uid == 0 && tmpl >= 0 ? (int)syscall(SYS_open_tree, tmpl, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000) : -1;
+	a.tfd = a.uid == 0 && tmpl >= 0 && !a.world ? (int)syscall(SYS_open_tree, tmpl, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000) : -1;
 	// The child's stack, made once: one child at a time uses it
 	// (spawnMu), and only until it execs, before clone returns here. An
 	// mmap and munmap per call cost more than that (the munmap stops every

@@ -29,9 +29,13 @@ type Config struct {
 	// Masks are the paths the child does not see. nil hides nothing but
 	// still gives the child its own PID, mount and user namespaces.
 	Masks *MaskSet
-	// Policy is the world the tool lives in (policy.go): what its root is
-	// built from. nil: the host's root with Masks.
+	// Policy is the world the tool lives in (policy.go): what `hush
+	// sandbox show` prints, what the Landlock fallback allows, and, with
+	// Constructed, what its root is built from.
 	Policy *Policy
+	// Constructed builds the tool's root from Policy (hush_sb_world in
+	// sandbox.c) instead of the host's root with Masks over it.
+	Constructed bool
 	// NoNetwork gives the child a network namespace of its own, with only
 	// a loopback interface.
 	NoNetwork bool

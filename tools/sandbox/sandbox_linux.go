@@ -54,15 +54,83 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	flags := sandboxFlags(cfg.NoNetwork)
-	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil {
-		return &Direct{ctx: ctx, prog: prog, plan: planBytes(flags, masks)}, nil
+	var plan []byte
+	if cfg.Constructed && cfg.Policy != nil {
+		if t := cfg.Policy.opts.Tmp; t != "" {
+			if err := ensureTmp(t); err != nil {
+				return nil, err
+			}
+		}
+		plan = planWorld(flags+"W", cfg.Policy.view(), masks)
+	} else {
+		plan = planBytes(flags, masks)
 	}
-	plan, err := cfg.Masks.planFile(flags, masks)
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil {
+		return &Direct{ctx: ctx, prog: prog, plan: plan}, nil
+	}
+	cache := &planCache
+	if cfg.Masks != nil {
+		cache = &cfg.Masks.plans
+	}
+	f, err := cache.file(plan)
 	if err != nil {
 		return nil, err
 	}
-	throughInit(cmd, prog, plan)
+	throughInit(cmd, prog, f)
 	return nil, nil
+}
+
+// planWorld is the init's plan for a root built from view (hush_sb_world
+// in sandbox.c reads it): magic, flags, then one record per entry — a
+// kind letter and the path inside, NUL, an argument, NUL. The project's
+// .env-family files, found by the mask list's walk (masks), are hidden
+// one by one, as are the view's other Hidden paths.
+func planWorld(flags string, view []Entry, masks []Mask) []byte {
+	var b bytes.Buffer
+	b.WriteString("HUSHSB1\x00")
+	b.WriteString(flags)
+	b.WriteByte(0)
+	rec := func(kind byte, path, arg string) {
+		if strings.IndexByte(path, 0) >= 0 || strings.IndexByte(arg, 0) >= 0 {
+			return
+		}
+		b.WriteByte(kind)
+		b.WriteString(path)
+		b.WriteByte(0)
+		b.WriteString(arg)
+		b.WriteByte(0)
+	}
+	var names []Entry
+	for _, e := range view {
+		switch {
+		case e.Link != "":
+			rec('l', e.Path, e.Link)
+		case e.Mode == Hidden && len(e.Names) > 0:
+			names = append(names, e)
+		case e.Mode == Hidden:
+			rec('h', e.Path, "")
+		case e.Kernel == "dev":
+			rec('d', e.Path, "")
+		case e.Kernel == "proc":
+			rec('p', e.Path, "")
+		case e.Kernel == "tmpfs" && e.Path == "/tmp":
+			rec('t', e.Path, "mode=1777")
+		case e.Kernel == "tmpfs":
+			rec('t', e.Path, "mode=0700")
+		case e.Mode == ReadOnly:
+			rec('r', e.Path, e.Source)
+		case e.Mode == ReadWrite || e.Mode == Private:
+			rec('w', e.Path, e.Source)
+		}
+	}
+	for _, m := range masks {
+		for _, e := range names {
+			if rel, ok := below(m.Path, e.Path); ok && m.Reason == ReasonDotEnv && MatchProjectMask(e.Names, rel) {
+				rec('h', m.Path, "")
+			}
+		}
+	}
+	return b.Bytes()
 }
 
 // throughInit makes cmd start hush's re-exec'd sandbox init, which sets up
@@ -90,12 +158,16 @@ func sandboxFlags(noNet bool) string {
 // plan (each reads it with pread, which moves no shared offset); a file no
 // longer cached is closed by its finalizer once no command holds it.
 func (s *MaskSet) planFile(flags string, masks []Mask) (*os.File, error) {
-	plan := planBytes(flags, masks)
-	key := string(plan)
 	cache := &planCache
 	if s != nil {
 		cache = &s.plans
 	}
+	return cache.file(planBytes(flags, masks))
+}
+
+// file returns the read-only memfd holding plan, made once per content.
+func (cache *plans) file(plan []byte) (*os.File, error) {
+	key := string(plan)
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
 	if f := cache.files[key]; f != nil {
