@@ -129,6 +129,27 @@ func (w *world) assertNoCanary(where, text string) {
 	}
 }
 
+// assertNoRawCanary fails if a planted canary appears in text in a raw
+// form leakScript prints and the redactor does not scrub: reversed, or as
+// hex bytes separated by spaces.
+func (w *world) assertNoRawCanary(where, text string) {
+	w.t.Helper()
+	for label, v := range w.canaries {
+		if strings.Contains(text, reverse(v)) || strings.Contains(text, spacedHex(v)) {
+			w.t.Errorf("%s holds the %s canary in raw bytes (reversed or hex)", where, label)
+		}
+	}
+}
+
+// spacedHex is s as xxd -p -c1 | tr '\n' ' ' prints it.
+func spacedHex(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "%02x ", s[i])
+	}
+	return strings.TrimSuffix(b.String(), " ")
+}
+
 // transcripts and audit log, concatenated.
 func (w *world) transcripts() string {
 	files, _ := filepath.Glob(filepath.Join(w.dataDir, "transcripts", "*.jsonl"))
@@ -146,10 +167,14 @@ func (w *world) audit() string {
 }
 
 // leakScript is what the model runs: the three ambient paths of the seed,
-// plus the positive control (a granted ${GRANTED} arrives and is hashed so
-// the test can check its exact value without it ever being printed raw).
-const leakScript = `env; echo ---; cat .env; echo ---; cat /proc/$PPID/environ | tr '\0' '\n'; echo ---; ` +
-	`echo "positive=$POS"; printf %s "$POS" | sha256sum`
+// printed in forms the redactor does not know — the environment and the
+// parent's environ reversed, .env as hex bytes one by one — so a leak shows
+// in what the model receives even though every tool output is scrubbed; plus
+// the positive control: a granted ${GRANTED} arrives, is hashed so the test
+// can check its exact value, and is printed reversed, so the raw channel is
+// seen to work.
+const leakScript = `env | rev; echo ---; xxd -p -c1 .env | tr '\n' ' '; echo ---; tr '\0' '\n' </proc/$PPID/environ | rev; echo ---; ` +
+	`echo "positive=$POS"; printf %s "$POS" | sha256sum; printf %s "$POS" | rev; echo`
 
 var leakArgs = map[string]any{"script": leakScript, "env": map[string]string{"POS": "${GRANTED}"}}
 

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,23 +14,36 @@ import (
 )
 
 // checkLeakTurn asserts what every leak test shares: no canary on the screen,
-// in what the model received, in the transcript or the audit log; and the
-// positive control arrived exactly and came back redacted.
+// in what the model received, in the transcript or the audit log — as
+// printed, and in the raw forms leakScript prints that the redactor does not
+// know (reversed, hex), with no secret's name in the child's environment;
+// and the positive control arrived exactly, reversed in raw bytes and
+// redacted where printed plainly.
 func checkLeakTurn(t *testing.T, w *world, screen, received string) {
 	t.Helper()
 	w.assertNoCanary("the screen", screen)
 	w.assertNoCanary("the requests the model received", received)
 	w.assertNoCanary("the transcript", w.transcripts())
 	w.assertNoCanary("the audit log", w.audit())
+	w.assertNoRawCanary("the requests the model received", received)
+	w.assertNoRawCanary("the transcript", w.transcripts())
+	for _, name := range leakNames {
+		if strings.Contains(received, reverse(name+"=")) {
+			t.Errorf("the tool's environment holds %s (env | rev shows its name)", name)
+		}
+	}
 	if !strings.Contains(received, w.grantedSHA) {
 		t.Errorf("positive control: the granted secret did not reach the child exactly (no sha256 %s in the tool result)", w.grantedSHA)
+	}
+	if !strings.Contains(received, reverse(w.granted)) {
+		t.Errorf("positive control: the granted secret, reversed, is not in the tool result: the raw channel shows nothing")
 	}
 	if !strings.Contains(received, "positive=[REDACTED:GRANTED]") {
 		t.Errorf("positive control: the granted secret did not come back redacted")
 	}
 	// The env output really was there (the channel works), and the .env and
 	// /proc reads ran; the sandbox shows the tool an empty .env.
-	for _, want := range []string{"PATH=", "---"} {
+	for _, want := range []string{reverse("PATH="), reverse("LANG=C.UTF-8"), "---"} {
 		if !strings.Contains(received, want) {
 			t.Errorf("tool result lacks %q; the turn did not run as scripted", want)
 		}
@@ -43,6 +57,19 @@ func checkLeakTurn(t *testing.T, w *world, screen, received string) {
 	if !strings.Contains(w.audit(), `"gate":"vault.read:GRANTED"`) {
 		t.Errorf("audit log lacks the vault read:\n%s", w.audit())
 	}
+}
+
+// leakNames are the names newWorld plants a canary under, in the vault,
+// the project's .env and hush's environment: none may be in a tool's
+// environment (GRANTED arrives as POS, under the name the call gave it).
+var leakNames = []string{"VAULT_CANARY", "GRANTED", "DOTENV_CANARY", "OPENAI_API_KEY", "MY_SERVICE_TOKEN", "DATABASE_URL", "INNOCENT_SETTING"}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
 }
 
 func TestChatTurnRunningEnvLeaksNothing(t *testing.T) {
@@ -66,7 +93,7 @@ func TestChatTurnRunningEnvLeaksNothing(t *testing.T) {
 		t.Fatalf("exit code %d; screen:\n%s", code, tm.Screen())
 	}
 	checkLeakTurn(t, w, tm.Raw(), model.Received())
-	if !strings.Contains(tm.Screen(), "● bash env; echo ---") {
+	if !strings.Contains(tm.Screen(), "● bash env | rev; echo ---") {
 		t.Errorf("the tool call was not shown with its arguments:\n%s", tm.Screen())
 	}
 	if !strings.Contains(w.audit(), `"gate":"vault.read:GRANTED","decision":"allow","source":"prompt"`) {
@@ -149,6 +176,11 @@ func TestReplayTurnLeaksNothing(t *testing.T) {
 	checkLeakTurn(t, w, tm.Raw(), w.transcripts())
 }
 
+// TestEmbeddedReplayRuns: the embedded replay prints a tool's environment,
+// the project's .env and hush's own environ. None of the names newWorld
+// plants a canary under may be in any of them: a name is never redacted, so
+// this reads what the tool really got; the allowlisted LANG and TERM are
+// the positive control.
 func TestEmbeddedReplayRuns(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -159,6 +191,16 @@ func TestEmbeddedReplayRuns(t *testing.T) {
 	w.assertNoCanary("the embedded replay's output", out)
 	if !strings.Contains(out, "PATH=") || !dotEnvReadEmpty(out) {
 		t.Fatalf("the embedded replay did not show env and an empty .env (the sandbox hides it):\n%s", out)
+	}
+	for _, name := range leakNames {
+		if regexp.MustCompile(`(?m)^\s*(│ )?` + name + `=`).MatchString(out) {
+			t.Errorf("a tool's environment or hush's environ holds %s:\n%s", name, out)
+		}
+	}
+	for _, want := range []string{"LANG=C.UTF-8", "TERM=xterm-256color"} {
+		if !regexp.MustCompile(`(?m)^\s*(│ )?` + regexp.QuoteMeta(want) + `$`).MatchString(out) {
+			t.Errorf("positive control: the tool's environment lacks %s:\n%s", want, out)
+		}
 	}
 }
 
@@ -177,4 +219,47 @@ func runHush(w *world, args ...string) (string, error) {
 	cmd.Dir = w.project
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestGrantedSecretInBase64NeverReachesTheModel: a tool granted a secret
+// prints it base64-encoded (standard, URL-safe, with and without padding);
+// the raw request bodies the model server received hold
+// none of those forms, and the hash of the value proves the tool had it.
+func TestGrantedSecretInBase64NeverReachesTheModel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	// A value whose encodings use '+', '/' and padding, so each form differs.
+	w.granted = "canary-b64>?~" + w.granted[len("canary-granted-"):]
+	w.grantedSHA = sha(w.granted)
+	w.write(filepath.Join(w.dataDir, "vault.env"), fmt.Sprintf("VAULT_CANARY=%q\nGRANTED=%q\n", w.canaries["vault"], w.granted))
+	script := `printf %s "$POS" | base64 -w0; echo; printf %s "$POS" | base64 -w0 | tr '+/' '-_' | tr -d =; echo; ` +
+		`printf %s "$POS" | sha256sum`
+	model := newFakeModel(t,
+		step{text: "Encoding.", calls: []fakeCall{{"bash", map[string]any{"script": script, "env": map[string]string{"POS": "${GRANTED}"}}}}},
+		step{text: "Finished."},
+	)
+	w.config(fmt.Sprintf("[model]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"fake\"\n\n"+
+		"[[rules]]\ngate = \"vault.read:GRANTED\"\nsubject = \"bash\"\ndecision = \"allow\"\n", model.URL()))
+	out, err := runHush(w, "run", "--yes", "encode it")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	received := model.Received()
+	v := []byte(w.granted)
+	for form, enc := range map[string]string{
+		"the value":              w.granted,
+		"base64":                 base64.StdEncoding.EncodeToString(v),
+		"base64 without padding": base64.RawStdEncoding.EncodeToString(v),
+		"URL-safe base64":        base64.RawURLEncoding.EncodeToString(v),
+	} {
+		if strings.Contains(received, enc) || strings.Contains(out, enc) {
+			t.Errorf("the model (or the screen) received the granted secret as %s: %s", form, enc)
+		}
+	}
+	if !strings.Contains(received, w.grantedSHA) {
+		t.Errorf("positive control: the tool did not get the granted secret (no sha256 %s in what the model received)", w.grantedSHA)
+	}
+	if n := strings.Count(received, "[REDACTED:GRANTED]"); n < 2 {
+		t.Errorf("the encoded forms were not replaced by [REDACTED:GRANTED] (%d found):\n%s", n, received)
+	}
 }
