@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/files"
 	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/hushcli/hush/ui"
@@ -183,6 +185,9 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 			}
 			return c.Redact(text), nil
 		},
+		Editor: func(file string) (*exec.Cmd, error) {
+			return c.editor(tty, file)
+		},
 		Tools:        func() []ui.ToolInfo { return c.toolInfo(agent) },
 		Instructions: c.instructions,
 		Redact:       c.Redact,
@@ -256,4 +261,23 @@ func (c Chat) Plain(interactive bool, exit func(os.Signal)) error {
 		Signals: StopSignals,
 		Stop:    func(s os.Signal) { closeFn(); exit(s) },
 	}.Run()
+}
+
+// editor is Ctrl-G's editor on file: $VISUAL, else $EDITOR, from hush's
+// start-up snapshot, in the project dir, with the core allowlist's
+// environment and no secret — the user's own action, so it gets the
+// terminal, but nothing a tool would not get.
+func (c Chat) editor(tty *os.File, file string) (*exec.Cmd, error) {
+	prog := firstNonEmpty(c.Ambient["VISUAL"], c.Ambient["EDITOR"])
+	var secrets *tools.SecretSet
+	if lv, err := c.Vault(); err == nil {
+		if all, err := lv.All(); err == nil {
+			secrets = tools.NewSecretSet(all)
+		}
+	}
+	env, _, err := tools.BuildEnv(tools.EnvRequest{Ambient: c.Ambient, Policy: tools.Policy{Scope: []string{}}, Secrets: secrets})
+	if err != nil {
+		return nil, err
+	}
+	return tools.EditorCommand(tools.EditorSpec{Command: prog, File: file, Dir: c.Dir, Env: env, TTY: tty})
 }

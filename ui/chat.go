@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -62,6 +63,9 @@ type Config struct {
 	// means the word names no file). Either may be nil.
 	Files  func(ctx context.Context) ([]string, error)
 	Attach func(path string) (string, error)
+	// Editor, if set, is the user's editor on file, for Ctrl-G: built by
+	// the spawn layer, run in the foreground with the terminal.
+	Editor func(file string) (*exec.Cmd, error)
 	// PreviewLines bounds the output shown per tool call (default 12).
 	PreviewLines int
 	// Commands are slash commands the session adds (/compact, /resume):
@@ -643,6 +647,8 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			return m.completeAt()
 		}
 		return m, nil
+	case editedMsg:
+		return m.edited(msg)
 	case modelNameMsg:
 		m.modelName = string(msg)
 		return m, nil
@@ -806,6 +812,8 @@ func (m *model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, tea.ClearScreen // the scrollback keeps the conversation
 	case msg.Type == tea.KeyCtrlO:
 		return m, m.expandLast()
+	case msg.Type == tea.KeyCtrlG && m.c.cfg.Editor != nil && !m.busy:
+		return m.openEditor()
 	case msg.Paste:
 		// Pasted text is typed into the prompt and drawn: no escape in it
 		// may reach the terminal (Sanitize also turns \r into \n).

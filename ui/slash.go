@@ -78,6 +78,7 @@ func (m *model) slash(line string) (out string, quit bool) {
 		b.WriteString("Keys: Enter sends · Alt-Enter, Shift-Enter or Ctrl-J adds a line · Up/Down recall earlier prompts\n")
 		b.WriteString("      Tab completes a command · Ctrl-A/E start/end of line · Alt-B/F or Ctrl-←/→ word jumps\n")
 		b.WriteString("      Ctrl-K/U/W delete to end/start/word · Ctrl-L clears the screen\n")
+		b.WriteString("      @path + Tab attaches a project file · Ctrl-G edits the prompt in $EDITOR · Ctrl-O shows the last tool output whole\n")
 		b.WriteString("      Ctrl-C stops a turn (twice at an empty prompt exits) · Ctrl-D exits")
 		return b.String(), false
 	case "/exit":
