@@ -142,17 +142,11 @@ func hasUnescaped(line []byte, q byte) bool {
 	return false
 }
 
-// SalvageDotEnv is what can be read of a malformed .env file: every entry
-// that parses on its own (or with the lines after it, for a multi-line
-// value), the lines that cannot be parsed left out. hush uses it so that a
-// value of a broken file is still kept from tools and scrubbed. It reads
-// the file in one pass (walkDotEnv) with godotenv parsing each entry.
-func SalvageDotEnv(data []byte) map[string]string {
-	out, _ := salvage(bytes.TrimPrefix(data, []byte("\ufeff")))
-	return out
-}
-
-// salvage is SalvageDotEnv's walk, which also finds the first line that
+// salvage is what can be read of a malformed .env file: every entry that
+// parses on its own (or with the lines after it, for a multi-line value),
+// the lines that cannot be parsed left out, so that a value of a broken
+// file is still kept from tools and scrubbed. It reads the file in one
+// pass (walkDotEnv) with godotenv parsing each entry; it also finds the first line that
 // starts no entry (faultLine's answer; 0: none).
 func salvage(data []byte) (values map[string]string, fault int) {
 	values = map[string]string{}
@@ -170,7 +164,7 @@ func salvage(data []byte) (values map[string]string, fault int) {
 }
 
 // loadDotEnvSalvaged is LoadDotEnv that keeps what it can of a malformed
-// file: the values SalvageDotEnv reads of the same bytes, with fault the
+// file: the values salvage reads of the same bytes, with fault the
 // error LoadDotEnv would have returned. The file is read and walked once.
 func loadDotEnvSalvaged(path string) (values map[string]string, fault, err error) {
 	data, err := userfile.Read(context.Background(), path, userfile.DotEnvLimit)

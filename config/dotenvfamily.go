@@ -69,7 +69,7 @@ type DotEnvFamily struct {
 	Truncated bool
 	// RootFault is set when the project root's .env is malformed: the
 	// error names the file and the line. What of it parses is in Files
-	// and Merged all the same (SalvageDotEnv), so its values are still
+	// and Merged all the same (salvage), so its values are still
 	// kept from tools; a session that runs tools refuses to start on it.
 	RootFault error
 }

@@ -36,10 +36,6 @@ func displayURL(raw string) string {
 	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }
 
-// DisplayEndpoint is how a remote server is shown: its URL without user
-// info, query or fragment, and its transport.
-func DisplayEndpoint(s Server) string { return commandLine(s) }
-
 // checkURL refuses an endpoint that is not http(s), or that refers to a
 // secret: a URL ends up in proxies' and servers' logs, so a token belongs
 // in a header.
