@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 )
 
@@ -107,22 +108,5 @@ func visibleEmpty(l string) bool {
 	return strings.TrimSpace(stripANSI(l)) == ""
 }
 
-// stripANSI removes CSI sequences (what the renderer emits).
-func stripANSI(s string) string {
-	if !strings.Contains(s, "\x1b") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-				j++
-			}
-			i = j
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// stripANSI removes the renderer's escape sequences (x/ansi's parser).
+func stripANSI(s string) string { return ansi.Strip(s) }

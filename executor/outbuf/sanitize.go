@@ -24,7 +24,8 @@ var ErrClosed = errors.New("outbuf: write after close")
 // ANSI/VT escape sequences — CSI, OSC (ended by BEL or ST), DCS, SOS, PM,
 // APC and two- or three-byte ESC sequences — and C1 controls, also in their
 // 8-bit (U+0080–U+009F) form; it removes the other C0 controls and DEL
-// except \n and \t, turns \r\n and a lone \r into \n, and replaces each
+// except \n and \t and the bidirectional-text controls (U+202A–U+202E,
+// U+2066–U+2069), turns \r\n and a lone \r into \n, and replaces each
 // byte of invalid UTF-8 with U+FFFD. The result holds printable text, \n and
 // \t only.
 func Sanitize(s string) string {
@@ -259,7 +260,7 @@ func plainRun(b []byte, i int) int {
 				return i
 			}
 			r, size := utf8.DecodeRune(b[i:])
-			if size == 1 || r <= 0x9f { // invalid, unfinished, or C1
+			if size == 1 || r <= 0x9f || bidiControl(r) { // invalid, unfinished, C1 or bidi
 				return i
 			}
 			i += size
@@ -424,8 +425,9 @@ func (s *sanitizer) ground(out []byte, r rune, raw []byte) []byte {
 	case r == invalid:
 		s.cr = false
 		return utf8.AppendRune(out, utf8.RuneError)
-	case r < 0x20 || (r >= del && r <= 0x9f):
-		// Other C0 controls, DEL and the remaining C1 controls.
+	case r < 0x20 || (r >= del && r <= 0x9f) || bidiControl(r):
+		// Other C0 controls, DEL, the remaining C1 controls and the
+		// bidirectional-text controls.
 	default:
 		s.cr = false
 		return append(out, raw...)

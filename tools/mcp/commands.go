@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"github.com/hushcli/hush/executor/outbuf"
 	"io"
 	"slices"
 	"strings"
@@ -45,7 +46,7 @@ func RenderList(w io.Writer, st []Status, configPath string) error {
 		if s.State == Running {
 			count = fmt.Sprint(s.Tools)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, count, s.Source, Sanitize(shorten(s.Command, 100)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, state, count, s.Source, outbuf.VisibleLine(shorten(s.Command, 100)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -82,24 +83,13 @@ func RenderTools(w io.Writer, server string, list []*Tool, schema bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, t := range list {
 		desc := strings.TrimPrefix(t.Description(), fmt.Sprintf("[MCP server %s, tool %s] ", server, t.MCPName()))
-		fmt.Fprintf(tw, "%s\t%s\n", t.Name(), Sanitize(shorten(strings.Join(strings.Fields(desc), " "), 110)))
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name(), outbuf.VisibleLine(shorten(strings.Join(strings.Fields(desc), " "), 110)))
 		if schema {
 			tw.Flush()
-			fmt.Fprintf(w, "    %s\n", Sanitize(string(t.Schema())))
+			fmt.Fprintf(w, "    %s\n", outbuf.VisibleLine(string(t.Schema())))
 		}
 	}
 	return tw.Flush()
-}
-
-// Sanitize keeps what a server wrote from steering the terminal: every
-// control character becomes a space.
-func Sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, s)
 }
 
 // ImportFile is `hush mcp import`: Data is the pasted JSON (from Source,

@@ -26,7 +26,7 @@ func TestRenderList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "NAME  STATE        TOOLS  SOURCE       COMMAND\n" +
-		"a     not started  -      mcp.json     npx srv ]0;x \n" +
+		"a     not started  -      mcp.json     npx srv\\x1b]0;x\\x07\n" +
 		"b     disabled     -      config.toml  b\n" +
 		"c     running      3      mcp.json     c\n" +
 		"d     failed       -      mcp.json     d\n" +
@@ -47,13 +47,6 @@ func TestCheckKnown(t *testing.T) {
 	}
 	if err := mcp.CheckKnown(nil, "z"); err == nil || err.Error() != `no MCP server "z": none is configured` {
 		t.Errorf("none: %v", err)
-	}
-}
-
-func TestSanitize(t *testing.T) {
-	t.Parallel()
-	if got := mcp.Sanitize("a\x1b[2Jb\u009bc\x7fd\né"); got != "a [2Jb c d é" {
-		t.Errorf("Sanitize = %q", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hushcli/hush/executor/outbuf"
 	"os"
 	"os/exec"
 	"strings"
@@ -447,12 +448,7 @@ func (t *tailBuffer) lastLines(n int) string {
 	t.mu.Unlock()
 	var lines []string
 	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				return -1
-			}
-			return r
-		}, l))
+		l = strings.TrimSpace(outbuf.VisibleLine(l))
 		if l != "" {
 			lines = append(lines, l)
 		}

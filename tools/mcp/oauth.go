@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hushcli/hush/executor/outbuf"
 	"html"
 	"io"
 	"net"
@@ -421,7 +422,7 @@ func (h *oauthHandler) fetcher(si *SignIn, ln net.Listener, redirect string) aut
 			timeout = DefaultSignInTimeout
 		}
 		fmt.Fprintf(si.Out, "hush: mcp server %q asks you to sign in (OAuth). Open this URL in your browser:\n\n  %s\n\n",
-			h.s.Name, Sanitize(args.URL))
+			h.s.Name, outbuf.VisibleLine(args.URL))
 		stopOffer := h.m.offerOpen(si, args.URL)
 		defer stopOffer()
 		fmt.Fprintf(si.Out, "hush: waiting up to %s for the browser to come back to %s (Ctrl-C cancels)…\n", timeout, redirect)
@@ -454,10 +455,10 @@ func callbackHandler(server, state string, results chan<- callbackResult) http.H
 			fmt.Fprintf(w, "<!doctype html><title>hush: %s</title><p>%s</p>\n", html.EscapeString(title), html.EscapeString(text))
 		}
 		if e := q.Get("error"); e != "" {
-			desc := shorten(Sanitize(q.Get("error_description")), 200)
+			desc := shorten(outbuf.VisibleLine(q.Get("error_description")), 200)
 			page("sign-in failed", "The sign-in to "+server+" failed ("+e+"). You can close this tab; hush says what to do next.")
 			once.Do(func() {
-				msg := "the authorization server refused the sign-in: " + shorten(Sanitize(e), 60)
+				msg := "the authorization server refused the sign-in: " + shorten(outbuf.VisibleLine(e), 60)
 				if desc != "" {
 					msg += " (" + desc + ")"
 				}
