@@ -230,6 +230,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.setupCommand(),
 			a.vaultCommand(),
 			a.trustCommand(),
+			a.rulesCommand(),
 			a.auditCommand(),
 			a.probeCommand(),
 			a.mcpCommand(),

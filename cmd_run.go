@@ -36,15 +36,16 @@ func hasFlag(flags []cli.Flag, name string) bool {
 type modelFlags struct {
 	provider, baseURL, model, replay string
 	yes, json, plain                 bool
+	allow                            []string
 }
 
 func sessionModel(f modelFlags) session.Model {
-	return session.Model{Provider: f.provider, BaseURL: f.baseURL, Name: f.model, Replay: f.replay, Yes: f.yes}
+	return session.Model{Provider: f.provider, BaseURL: f.baseURL, Name: f.model, Replay: f.replay, Yes: f.yes, Allow: f.allow}
 }
 
 func readModelFlags(c *cli.Context) modelFlags {
 	return modelFlags{provider: c.String("provider"), baseURL: c.String("base-url"), model: c.String("model"),
-		replay: c.String("replay"), yes: c.Bool("yes"), json: c.Bool("json")}
+		replay: c.String("replay"), yes: c.Bool("yes"), json: c.Bool("json"), allow: c.StringSlice("allow")}
 }
 
 func (a *app) runCommand() *cli.Command {
@@ -54,12 +55,14 @@ func (a *app) runCommand() *cli.Command {
 		ArgsUsage: "PROMPT (or - to read it from stdin)",
 		Description: "Runs one turn: the model answers and calls tools until it is done. Nothing is asked:\n" +
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
+			"In CI, --allow 'bash(npm test:*)' (repeatable) allows those commands for this run.\n" +
 			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
 			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
-			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}, forkFlag(), waitFlag()),
+			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}, forkFlag(), waitFlag(),
+			&cli.StringSliceFlag{Name: "allow", Usage: "allow a tool's calls for this run, repeatable: `TOOL(PATTERN)` such as 'bash(npm test:*)' (commands starting with those words; every part of a pipeline or && chain must match one), 'bash(make lint)' (that exact command) or a tool name ('http')"}),
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			// One line and the usage, as every command says it; with
 			// --json also as the stream's error event, like every other
@@ -106,7 +109,11 @@ func (a *app) runAction(c *cli.Context) error {
 	if err := checkForkWait(rr); err != nil {
 		return err
 	}
-	return a.runOnce(readModelFlags(c), prompt, rr)
+	f := readModelFlags(c)
+	if _, err := session.AllowRules(f.allow); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	return a.runOnce(f, prompt, rr)
 }
 
 // runOnce runs prompt as one turn (session.Run) and ends with the exit code

@@ -42,6 +42,16 @@ type Config struct {
 	// Sandbox is how host tools are contained (Linux).
 	Sandbox SandboxConfig `toml:"sandbox"`
 	Unsafe  Unsafe        `toml:"unsafe"`
+	// Projects holds what the user allowed "always in this project", by
+	// the project's directory (symlinks resolved): [[projects."DIR".rules]]
+	// entries hush writes when asked to (rules.go). Only the user's own
+	// config.toml has it; a project's .hush/config.toml cannot.
+	Projects map[string]ProjectRules `toml:"projects"`
+}
+
+// ProjectRules is [projects."DIR"]: rules that apply in that project only.
+type ProjectRules struct {
+	Rules []Rule `toml:"rules"`
 }
 
 // SandboxConfig is [sandbox]: every host tool (bash, background processes,
@@ -146,6 +156,9 @@ type Rule struct {
 	Gate     string `toml:"gate"`     // e.g. "vault.read:GITHUB_TOKEN", "tool.run:*"
 	Subject  string `toml:"subject"`  // e.g. "bash", "mcp:github", "*"
 	Decision string `toml:"decision"` // allow | deny | ask
+	// Command narrows a tool.run rule to commands: "go test:*" (every
+	// simple command starting with those words) or an exact command.
+	Command string `toml:"command,omitempty"`
 }
 
 // MCPServer is one MCP server, in the shape of the de-facto mcpServers
@@ -396,19 +409,15 @@ func (c *Config) validate() error {
 			return fmt.Errorf("tools.%s.allow_private: only the http tool has it", name)
 		}
 	}
-	for i, r := range c.Rules {
-		switch r.Decision {
-		case "allow", "deny", "ask":
-		default:
-			return fmt.Errorf("rules[%d].decision %q: want allow, deny or ask", i, r.Decision)
+	if err := checkRules("rules", c.Rules); err != nil {
+		return err
+	}
+	for _, dir := range sortedKeys(c.Projects) {
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("projects.%q: want the project's absolute directory", dir)
 		}
-		if r.Gate == "" {
-			return fmt.Errorf("rules[%d]: gate is empty (e.g. gate = \"vault.read:GITHUB_TOKEN\")", i)
-		}
-		for _, g := range []string{r.Gate, r.Subject} {
-			if _, err := filepath.Match(g, ""); err != nil {
-				return fmt.Errorf("rules[%d]: bad glob %q", i, g)
-			}
+		if err := checkRules(fmt.Sprintf("projects.%q.rules", dir), c.Projects[dir].Rules); err != nil {
+			return err
 		}
 	}
 	for _, name := range sortedKeys(c.MCP) {
@@ -448,4 +457,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkRules validates [[rules]] entries; where names them in errors.
+func checkRules(where string, rules []Rule) error {
+	for i, r := range rules {
+		switch r.Decision {
+		case "allow", "deny", "ask":
+		default:
+			return fmt.Errorf("%s[%d].decision %q: want allow, deny or ask", where, i, r.Decision)
+		}
+		if r.Gate == "" {
+			return fmt.Errorf("%s[%d]: gate is empty (e.g. gate = \"vault.read:GITHUB_TOKEN\")", where, i)
+		}
+		for _, g := range []string{r.Gate, r.Subject} {
+			if _, err := filepath.Match(g, ""); err != nil {
+				return fmt.Errorf("%s[%d]: bad glob %q", where, i, g)
+			}
+		}
+		if r.Command != "" {
+			if !strings.HasPrefix(r.Gate, "tool.run:") {
+				return fmt.Errorf("%s[%d].command: only a tool.run rule can name a command (gate = \"tool.run:bash\")", where, i)
+			}
+			if p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.Command), ":*")); p == "" {
+				return fmt.Errorf("%s[%d].command %q: name the command, e.g. \"go test:*\"", where, i, r.Command)
+			}
+		}
+	}
+	return nil
 }

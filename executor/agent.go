@@ -242,6 +242,12 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 				closeCancelled(calls[i+1:], add)
 				return res, ctx.Err()
 			}
+			if denied.stopped() {
+				// The person ended the turn at an approval: the other
+				// calls do not run and the model is not asked again.
+				closeTurn(calls[i+1:], add, "not run: the user stopped the turn", StoppedNote)
+				return res, ErrStopped
+			}
 		}
 	}
 	return res, fmt.Errorf("%w (%d); raise turn.max_steps in config.toml to allow more", ErrMaxSteps, maxSteps)
@@ -258,10 +264,24 @@ const CancelledNote = "(turn cancelled by the user before it finished)"
 // CancelledNote. A turn so closed is complete in the transcript, so a
 // resumed session keeps it.
 func closeCancelled(open []provider.ToolCall, add func(provider.Message)) {
+	closeTurn(open, add, "not run: cancelled by the user", CancelledNote)
+}
+
+// StoppedNote ends a turn the user stopped at an approval (Esc).
+const StoppedNote = "(turn stopped by the user at a tool call's approval)"
+
+// ErrStopped ends a turn the person stopped at an approval (Esc or Ctrl-C
+// at the prompt): the call was denied, nothing more ran, and the model
+// was not asked again.
+var ErrStopped = errors.New("turn stopped at the approval")
+
+// closeTurn gives each call that did not run (open) the result why, so
+// the next request is valid for both providers, then the closing note.
+func closeTurn(open []provider.ToolCall, add func(provider.Message), why, note string) {
 	for _, c := range open {
-		add(provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: "not run: cancelled by the user", IsError: true})
+		add(provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, Text: why, IsError: true})
 	}
-	add(provider.Message{Role: provider.RoleAssistant, Text: CancelledNote})
+	add(provider.Message{Role: provider.RoleAssistant, Text: note})
 }
 
 // runTool is the decorator chain every call passes: gate, audit, redact, tool.
@@ -309,6 +329,13 @@ func (a *Agent) runTool(ctx context.Context, gate Gate, red *redact.Redactor, se
 			req.Detail = red.String(p.Detail)
 		}
 		req.Path, req.Diff = p.Path, red.String(p.Diff)
+		if h := p.HTTP; h != nil {
+			rh := &HTTPCall{Method: h.Method, URL: red.String(h.URL), Body: red.String(h.Body), Host: h.Host}
+			for _, kv := range h.Headers {
+				rh.Headers = append(rh.Headers, [2]string{kv[0], red.String(kv[1])})
+			}
+			req.HTTP = rh
+		}
 		req.Default, req.DefaultReason = p.Default, p.DefaultReason
 	}
 	v, err := gate.Decide(ctx, req)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -465,5 +466,63 @@ func TestCancelledHistoryIsWellFormedOnTheWire(t *testing.T) {
 	}
 	if got := strings.Join(roles, " "); got != "user assistant user assistant user" {
 		t.Errorf("anthropic roles: %s, want them alternating", got)
+	}
+}
+
+// stopPrompter answers every ask with one answer.
+type stopPrompter struct {
+	ans   executor.Answer
+	asked int
+}
+
+func (p *stopPrompter) Confirm(context.Context, executor.Request) (executor.Answer, error) {
+	p.asked++
+	return p.ans, nil
+}
+
+// TestStopAtApprovalEndsTheTurn: Esc at an approval denies the call, runs
+// none of the calls after it, and sends the model no further request; the
+// history still closes every call. Its positive control: a plain deny
+// goes back to the model.
+func TestStopAtApprovalEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ans      executor.Answer
+		requests int
+		err      error
+	}{
+		{executor.Answer{Choice: executor.ChoiceStop}, 1, executor.ErrStopped},
+		{executor.Answer{Choice: executor.ChoiceDeny}, 2, nil},
+		{executor.Answer{Choice: executor.ChoiceDenyReason, Reason: "use make test instead"}, 2, nil},
+	} {
+		f := newFixture(t, nil,
+			provider.Response{ToolCalls: []provider.ToolCall{call("c1", "touch one", ""), call("c2", "touch two", "")}},
+			provider.Response{Text: "ok"},
+		)
+		p := &stopPrompter{ans: tc.ans}
+		f.agent.Gate = &executor.RuleGate{Prompter: p}
+		if tc.ans.Choice == executor.ChoiceDeny || tc.ans.Choice == executor.ChoiceDenyReason {
+			p.ans = tc.ans
+		}
+		added, err := f.agent.Turn(context.Background(), nil, "go")
+		if !errors.Is(err, tc.err) && err != tc.err {
+			t.Fatalf("%v: err = %v, want %v", tc.ans.Choice, err, tc.err)
+		}
+		if got := len(f.model.seen); got != tc.requests {
+			t.Errorf("%v: %d model requests, want %d", tc.ans.Choice, got, tc.requests)
+		}
+		for _, name := range []string{"one", "two"} {
+			if _, err := os.Stat(filepath.Join(f.dir, name)); err == nil {
+				t.Errorf("%v: %s ran", tc.ans.Choice, name)
+			}
+		}
+		if tc.ans.Choice == executor.ChoiceStop {
+			if p.asked != 1 || len(added) != 5 || added[2].Text != "denied: "+executor.StoppedMessage || !strings.Contains(added[3].Text, "not run") || added[4].Text != executor.StoppedNote {
+				t.Errorf("stop: asked %d, history %+v", p.asked, added)
+			}
+		}
+		if tc.ans.Reason != "" && !strings.Contains(added[2].Text, "The user's reason: use make test instead") {
+			t.Errorf("reason not sent to the model: %q", added[2].Text)
+		}
 	}
 }

@@ -43,6 +43,9 @@ func (g auditedGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 	if v.Decision != Allow {
 		g.denied.add(req.GateID)
 	}
+	if v.Stop {
+		g.denied.stopTurn()
+	}
 	if pe, ok := g.events.(PermissionEvents); ok {
 		pe.Permission(req, v)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +59,21 @@ type Request struct {
 	HasCommand bool
 	Dir        string
 	Secrets    []string
+	// CanSave: the gate can save the command's rules for the project
+	// (ChoiceAllowProject); set by RuleGate before it asks.
+	CanSave bool
+	// HTTP is what an http call will send, for the person deciding.
+	HTTP *HTTPCall
+}
+
+// HTTPCall is an http tool call as its approval shows it: the method, the
+// URL, every header (a ${NAME} stays the name: values are never shown) and
+// the body.
+type HTTPCall struct {
+	Method, URL string
+	Headers     [][2]string
+	Body        string
+	Host        string
 }
 
 // Verdict is the gate's answer and where it came from, for the audit log.
@@ -69,6 +85,9 @@ type Verdict struct {
 	Rule string
 	// Message explains a denial to the model and the user.
 	Message string
+	// Stop says the person ended the turn at this approval (Esc,
+	// Ctrl-C): the call is denied and nothing more runs in the turn.
+	Stop bool
 }
 
 // Gate decides whether a subject may pass a gate. An installation can
@@ -87,21 +106,48 @@ const (
 	// ChoiceAllowSessionDir allows, for this session, every later call of
 	// the tool on a path in the directory of the request's Path.
 	ChoiceAllowSessionDir
+	// ChoiceAllowProject allows the command's rules (SuggestRules) for
+	// this session and saves them to the user's config.toml under the
+	// project (RuleGate.SaveRules), so later sessions there allow them too.
+	ChoiceAllowProject
+	// ChoiceStop denies and ends the turn (Esc, Ctrl-C at the prompt).
+	ChoiceStop
+	// ChoiceDenyReason denies and tells the model why (Answer.Reason).
+	ChoiceDenyReason
 )
+
+// Answer is a person's answer: the choice and, for ChoiceDenyReason, the
+// line they typed for the model.
+type Answer struct {
+	Choice Choice
+	Reason string
+}
 
 // Prompter asks a person. hush's is a huh form on the terminal; it is nil
 // when hush cannot prompt (no terminal, `hush run`, CI).
 type Prompter interface {
-	Confirm(ctx context.Context, req Request) (Choice, error)
+	Confirm(ctx context.Context, req Request) (Answer, error)
 }
 
-// Rule is one configured gate rule; Gate and Subject are globs.
+// Rule is one configured gate rule; Gate and Subject are globs. A rule
+// with a Command applies only to calls that run a command: an allow rule
+// allows a command every simple command of which is covered by the allow
+// rules that match (CommandAllowed), a deny or ask rule matches a command
+// any part of which it covers (CommandTouches).
 type Rule struct {
 	Gate, Subject string
 	Decision      Decision
+	Command       *CommandRule
+	// Flag: the rule came from --allow, not config.toml.
+	Flag bool
 }
 
-func (r Rule) String() string { return string(r.Decision) + " " + r.Gate + " for " + r.Subject }
+func (r Rule) String() string {
+	if r.Command != nil {
+		return string(r.Decision) + " " + r.Command.String()
+	}
+	return string(r.Decision) + " " + r.Gate + " for " + r.Subject
+}
 
 func (r Rule) matches(req Request) bool {
 	subj := r.Subject
@@ -110,7 +156,19 @@ func (r Rule) matches(req Request) bool {
 	}
 	g, err1 := path.Match(r.Gate, req.GateID)
 	s, err2 := path.Match(subj, req.Subject)
-	return err1 == nil && err2 == nil && g && s
+	if err1 != nil || err2 != nil || !g || !s {
+		return false
+	}
+	if r.Command == nil {
+		return true
+	}
+	if !req.HasCommand {
+		return false
+	}
+	if r.Decision == Allow {
+		return true // decided with the other allow rules, in Decide
+	}
+	return CommandTouches(req.Command, *r.Command)
 }
 
 // ErrDenied is wrapped by every denial error.
@@ -125,6 +183,13 @@ type RuleGate struct {
 	// AutoApproveTools approves asks for tool.run:* (the --yes flag). It
 	// never approves a vault.read:* ask.
 	AutoApproveTools bool
+	// SaveRules saves command rules "always in this project"
+	// (ChoiceAllowProject): hush's own write of the user's config.toml,
+	// never a tool's. Nil: the choice is not offered (Request.CanSave).
+	SaveRules func([]CommandRule) error
+	// AllowFlag names the flag that allows a command where nobody can be
+	// asked ("--allow"), for the denial message; "" names config.toml only.
+	AllowFlag string
 
 	mu sync.Mutex
 	// session holds choices made for this session, keyed by gate id,
@@ -138,6 +203,8 @@ type RuleGate struct {
 // Decide implements Gate.
 func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 	var allow, ask *Rule
+	var cmdRules []CommandRule
+	var cmdFlag bool
 	for i := range g.Rules {
 		r := &g.Rules[i]
 		if !r.matches(req) {
@@ -148,6 +215,11 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 			return Verdict{Decision: Deny, Source: "rule", Rule: r.String(),
 				Message: fmt.Sprintf("%s for %s is denied by a rule in config.toml (%s)", req.GateID, req.Subject, r)}, nil
 		case Allow:
+			if r.Command != nil {
+				cmdRules = append(cmdRules, *r.Command)
+				cmdFlag = cmdFlag || r.Flag
+				continue
+			}
 			if allow == nil {
 				allow = r
 			}
@@ -158,42 +230,64 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 		}
 	}
 	if allow != nil && ask == nil {
-		return Verdict{Decision: Allow, Source: "rule", Rule: allow.String()}, nil
+		src := "rule"
+		if allow.Flag {
+			src = "flag"
+		}
+		return Verdict{Decision: Allow, Source: src, Rule: allow.String()}, nil
+	}
+	if ask == nil && req.HasCommand && len(cmdRules) > 0 {
+		if CommandAllowed(req.Command, cmdRules) {
+			src := "rule"
+			if cmdFlag {
+				src = "flag"
+			}
+			return Verdict{Decision: Allow, Source: src, Rule: "allow " + RulesString(cmdRules)}, nil
+		}
 	}
 	switch {
 	case req.Default == Allow && ask == nil: // an ask rule still asks
 		return Verdict{Decision: Allow, Source: "default", Rule: req.DefaultReason}, nil
 	case req.Default == Deny:
-		return Verdict{Decision: Deny, Source: "default", Message: req.DefaultReason + ". " + NoRuleMessage(req)}, nil
+		return Verdict{Decision: Deny, Source: "default", Message: req.DefaultReason + ". " + g.noRuleMessage(req)}, nil
 	}
-	if g.remembered(req) {
+	if ask == nil && g.remembered(req, cmdRules) {
 		return Verdict{Decision: Allow, Source: "session"}, nil
 	}
 	if g.AutoApproveTools && strings.HasPrefix(req.GateID, GateToolRun) {
 		return Verdict{Decision: Allow, Source: "flag", Rule: "--yes"}, nil
 	}
 	if g.Prompter == nil {
-		return Verdict{Decision: Deny, Source: "default", Message: NoRuleMessage(req)}, nil
+		return Verdict{Decision: Deny, Source: "default", Message: g.noRuleMessage(req)}, nil
 	}
-	choice, err := g.Prompter.Confirm(ctx, req)
+	req.CanSave = g.SaveRules != nil && req.HasCommand && req.Path == "" && strings.HasPrefix(req.GateID, GateToolRun)
+	ans, err := g.Prompter.Confirm(ctx, req)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("ask about %s for %s: %w", req.GateID, req.Subject, err)
 	}
-	switch choice {
-	case ChoiceAllowSession, ChoiceAllowSessionDir:
+	switch choice := ans.Choice; choice {
+	case ChoiceAllowProject, ChoiceAllowSession, ChoiceAllowSessionDir:
 		if req.HasCommand && req.Path == "" {
-			cr := SuggestRule(req.Subject, req.Command)
+			crs := SuggestRules(req.Subject, req.Command)
 			g.mu.Lock()
 			if g.commands == nil {
 				g.commands = map[[2]string][]CommandRule{}
 			}
 			k := [2]string{req.GateID, req.Subject}
-			g.commands[k] = append(g.commands[k], cr)
+			g.commands[k] = append(g.commands[k], crs...)
 			g.mu.Unlock()
-			return Verdict{Decision: Allow, Source: "prompt", Rule: "allow for this session: " + cr.String()}, nil
+			if choice == ChoiceAllowProject && req.CanSave {
+				if err := g.SaveRules(crs); err != nil {
+					return Verdict{}, fmt.Errorf("save %s to config.toml: %w", RulesString(crs), err)
+				}
+				return Verdict{Decision: Allow, Source: "prompt", Rule: "allow in this project (saved): " + RulesString(crs)}, nil
+			}
+			return Verdict{Decision: Allow, Source: "prompt", Rule: "allow for this session: " + RulesString(crs)}, nil
 		}
 		scope := ""
 		switch {
+		case req.HTTP != nil:
+			scope = "host:" + req.HTTP.Host
 		case req.Path != "" && choice == ChoiceAllowSessionDir:
 			scope = dirScope(req.Path)
 		case req.Path != "":
@@ -212,10 +306,20 @@ func (g *RuleGate) Decide(ctx context.Context, req Request) (Verdict, error) {
 		return Verdict{Decision: Allow, Source: "prompt", Rule: rule}, nil
 	case ChoiceAllowOnce:
 		return Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, nil
+	case ChoiceStop:
+		return Verdict{Decision: Deny, Source: "prompt", Stop: true, Message: StoppedMessage}, nil
+	case ChoiceDenyReason:
+		if r := strings.Join(strings.Fields(ans.Reason), " "); r != "" {
+			return Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(req) + ". The user's reason: " + r}, nil
+		}
+		return Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(req)}, nil
 	default:
 		return Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(req)}, nil
 	}
 }
+
+// StoppedMessage is the result of a call the person stopped the turn at.
+const StoppedMessage = "the user stopped the turn at this call's approval; it did not run"
 
 // UserDeniedMessage is what the model is told when the person said no: one
 // sentence, so the model neither retries blindly nor reads it as an error
@@ -229,19 +333,21 @@ func UserDeniedMessage(req Request) string {
 
 // remembered reports whether a session choice covers req: one for every
 // call of the tool, for req's exact path, or for a directory above it.
-func (g *RuleGate) remembered(req Request) bool {
+func (g *RuleGate) remembered(req Request, configured []CommandRule) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.session[[3]string{req.GateID, req.Subject, ""}] {
 		return true
 	}
 	if req.HasCommand {
-		for _, cr := range g.commands[[2]string{req.GateID, req.Subject}] {
-			if cr.Allows(req.Command) {
-				return true
-			}
-		}
-		return false
+		// The session's rules together with the configured ones: a
+		// pipeline one half of which was allowed today and the other
+		// saved last week runs.
+		crs := g.commands[[2]string{req.GateID, req.Subject}]
+		return len(crs) > 0 && CommandAllowed(req.Command, append(slices.Clone(configured), crs...))
+	}
+	if req.HTTP != nil {
+		return g.session[[3]string{req.GateID, req.Subject, "host:" + req.HTTP.Host}]
 	}
 	if req.Path == "" {
 		return false
@@ -292,11 +398,42 @@ func DenialParts(line string) (sentence string, rule []string, ok bool) {
 	if !found {
 		return rest, nil, true
 	}
-	// "[[rules]] gate = "x" subject = "y" decision = "allow"" back into lines.
-	for _, key := range []string{" gate = ", " subject = ", " decision = "} {
-		toml = strings.Replace(toml, key, "\n"+strings.TrimPrefix(key, " "), 1)
+	// "[[rules]] gate = "x" subject = "y" decision = "allow"" back into
+	// lines, a blank line between two rules.
+	toml = strings.ReplaceAll(toml, " [[rules]]", "\n\n[[rules]]")
+	for _, key := range []string{" gate = ", " subject = ", " decision = ", " command = "} {
+		toml = strings.ReplaceAll(toml, key, "\n"+strings.TrimPrefix(key, " "))
 	}
 	return sentence, strings.Split(toml, "\n"), true
+}
+
+// noRuleMessage is NoRuleMessage, for a command with the rules that
+// would allow it: the --allow flag for each (when the gate has one) and
+// the config.toml entries.
+func (g *RuleGate) noRuleMessage(req Request) string {
+	if !req.HasCommand || req.Path != "" || !strings.HasPrefix(req.GateID, GateToolRun) {
+		return NoRuleMessage(req)
+	}
+	crs := SuggestRules(req.Subject, req.Command)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s for %s is denied: no rule allows this command and hush cannot ask here.", req.GateID, req.Subject)
+	if g.AllowFlag != "" {
+		b.WriteString(" To allow it for one run, pass")
+		for _, cr := range crs {
+			b.WriteString(" " + g.AllowFlag + " " + shellQuote(cr.String()))
+		}
+		b.WriteString(" (hush run).")
+	}
+	b.WriteString(" To allow it, add to config.toml:\n")
+	for _, cr := range crs {
+		fmt.Fprintf(&b, "\n[[rules]]\ngate = %q\nsubject = %q\ndecision = \"allow\"\ncommand = %q\n", req.GateID, req.Subject, cr.Pattern())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// shellQuote quotes s for a POSIX shell, for a flag shown to be pasted.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // NoRuleMessage is the non-interactive denial: it names the exact rule that

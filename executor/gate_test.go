@@ -15,13 +15,14 @@ import (
 // fakePrompter answers with a fixed choice and records what it was asked.
 type fakePrompter struct {
 	choice Choice
+	reason string
 	err    error
 	asked  []Request
 }
 
-func (f *fakePrompter) Confirm(_ context.Context, req Request) (Choice, error) {
+func (f *fakePrompter) Confirm(_ context.Context, req Request) (Answer, error) {
 	f.asked = append(f.asked, req)
-	return f.choice, f.err
+	return Answer{Choice: f.choice, Reason: f.reason}, f.err
 }
 
 func (f *fakePrompter) Verify(t *testing.T, wantAsks int) {
@@ -44,16 +45,16 @@ func TestRuleGate(t *testing.T) {
 		want     Verdict
 		asks     int
 	}{
-		{"allow rule", []Rule{{"vault.read:GITHUB_*", "bash", Allow}}, nil, false, read,
+		{"allow rule", []Rule{{Gate: "vault.read:GITHUB_*", Subject: "bash", Decision: Allow}}, nil, false, read,
 			Verdict{Decision: Allow, Source: "rule", Rule: "allow vault.read:GITHUB_* for bash"}, 0},
-		{"deny beats allow in any order", []Rule{{"vault.read:*", "*", Allow}, {"vault.read:GITHUB_TOKEN", "bash", Deny}}, nil, false, read,
+		{"deny beats allow in any order", []Rule{{Gate: "vault.read:*", Subject: "*", Decision: Allow}, {Gate: "vault.read:GITHUB_TOKEN", Subject: "bash", Decision: Deny}}, nil, false, read,
 			Verdict{Decision: Deny, Source: "rule", Rule: "deny vault.read:GITHUB_TOKEN for bash",
 				Message: "vault.read:GITHUB_TOKEN for bash is denied by a rule in config.toml (deny vault.read:GITHUB_TOKEN for bash)"}, 0},
-		{"subject must match", []Rule{{"vault.read:*", "mcp:*", Allow}}, nil, false, read,
+		{"subject must match", []Rule{{Gate: "vault.read:*", Subject: "mcp:*", Decision: Allow}}, nil, false, read,
 			Verdict{Decision: Deny, Source: "default", Message: NoRuleMessage(read)}, 0},
-		{"empty subject means any", []Rule{{"tool.run:*", "", Allow}}, nil, false, run,
+		{"empty subject means any", []Rule{{Gate: "tool.run:*", Subject: "", Decision: Allow}}, nil, false, run,
 			Verdict{Decision: Allow, Source: "rule", Rule: "allow tool.run:* for "}, 0},
-		{"ask rule overrides allow and asks", []Rule{{"vault.read:*", "*", Allow}, {"vault.read:GITHUB_TOKEN", "*", Ask}}, &fakePrompter{choice: ChoiceAllowOnce}, false, read,
+		{"ask rule overrides allow and asks", []Rule{{Gate: "vault.read:*", Subject: "*", Decision: Allow}, {Gate: "vault.read:GITHUB_TOKEN", Subject: "*", Decision: Ask}}, &fakePrompter{choice: ChoiceAllowOnce}, false, read,
 			Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, 1},
 		{"no rule, interactive deny", nil, &fakePrompter{choice: ChoiceDeny}, false, read,
 			Verdict{Decision: Deny, Source: "prompt", Message: UserDeniedMessage(read)}, 1},
@@ -130,7 +131,7 @@ func TestAuditRecordsEveryDecision(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "data", auditlog.FileName)
 	log := auditlog.Open(path)
-	g := Audited(&RuleGate{Rules: []Rule{{"tool.run:*", "*", Allow}, {"vault.read:B", "*", Deny}}, Prompter: &fakePrompter{choice: ChoiceAllowOnce}}, log, "s1")
+	g := Audited(&RuleGate{Rules: []Rule{{Gate: "tool.run:*", Subject: "*", Decision: Allow}, {Gate: "vault.read:B", Subject: "*", Decision: Deny}}, Prompter: &fakePrompter{choice: ChoiceAllowOnce}}, log, "s1")
 	reqs := []Request{
 		{GateID: "tool.run:bash", Subject: "bash", Turn: 1},
 		{GateID: "vault.read:A", Subject: "bash", Turn: 1},
@@ -173,7 +174,7 @@ func TestUnwritableAuditDenies(t *testing.T) {
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := Audited(&RuleGate{Rules: []Rule{{"*", "*", Allow}}}, auditlog.Open(filepath.Join(blocker, "audit.jsonl")), "")
+	g := Audited(&RuleGate{Rules: []Rule{{Gate: "*", Subject: "*", Decision: Allow}}}, auditlog.Open(filepath.Join(blocker, "audit.jsonl")), "")
 	v, err := g.Decide(context.Background(), Request{GateID: "vault.read:A", Subject: "bash"})
 	if err != nil {
 		t.Fatal(err)

@@ -70,8 +70,27 @@ type TurnResult struct {
 
 // denials collects the gate ids denied during one turn.
 type denials struct {
-	mu  sync.Mutex
-	ids []string
+	mu   sync.Mutex
+	ids  []string
+	stop bool // the person ended the turn at an approval
+}
+
+func (d *denials) stopTurn() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.stop = true
+	d.mu.Unlock()
+}
+
+func (d *denials) stopped() bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stop
 }
 
 func (d *denials) add(id string) {

@@ -34,6 +34,9 @@ type Preview struct {
 	// outside the project). DefaultReason explains either in a sentence.
 	Default       Decision
 	DefaultReason string
+	// HTTP is the request an http call will send, shown whole to the
+	// person deciding; a session choice then allows its host.
+	HTTP *HTTPCall
 	// State is the tool's own record of what was previewed (the file's
 	// content the diff was made from), for Run.
 	State any

@@ -21,13 +21,13 @@ func TestGateDefaults(t *testing.T) {
 		asks  int
 	}{
 		{"routine read", nil, &fakePrompter{}, false, read, Verdict{Decision: Allow, Source: "default", Rule: "read inside the project"}, 0},
-		{"deny rule beats a routine read", []Rule{{"tool.run:read", "*", Deny}}, &fakePrompter{}, false, read,
+		{"deny rule beats a routine read", []Rule{{Gate: "tool.run:read", Subject: "*", Decision: Deny}}, &fakePrompter{}, false, read,
 			Verdict{Decision: Deny, Source: "rule", Rule: "deny tool.run:read for *", Message: "tool.run:read for read is denied by a rule in config.toml (deny tool.run:read for *)"}, 0},
-		{"ask rule asks about a routine read", []Rule{{"tool.run:read", "*", Ask}}, &fakePrompter{choice: ChoiceAllowOnce}, false, read,
+		{"ask rule asks about a routine read", []Rule{{Gate: "tool.run:read", Subject: "*", Decision: Ask}}, &fakePrompter{choice: ChoiceAllowOnce}, false, read,
 			Verdict{Decision: Allow, Source: "prompt", Rule: "allow once"}, 1},
 		{"write outside, --yes", nil, &fakePrompter{choice: ChoiceAllowOnce}, true, write,
 			Verdict{Decision: Deny, Source: "default", Message: "/etc/x is outside the project directory. " + NoRuleMessage(write)}, 0},
-		{"write outside, allowed by a rule", []Rule{{"tool.run:write", "write", Allow}}, nil, false, write,
+		{"write outside, allowed by a rule", []Rule{{Gate: "tool.run:write", Subject: "write", Decision: Allow}}, nil, false, write,
 			Verdict{Decision: Allow, Source: "rule", Rule: "allow tool.run:write for write"}, 0},
 	}
 	for _, tt := range tests {

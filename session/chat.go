@@ -192,7 +192,7 @@ func (c Chat) Terminal(tty *os.File) (os.Signal, error) {
 		Instructions: c.instructions,
 		Redact:       c.Redact,
 	})
-	prompter := chat.Host(&wizard.Prompter{In: tty, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != ""})
+	prompter := chat.Host(&wizard.Prompter{In: tty, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != "", NoColor: c.Ambient["NO_COLOR"] != ""})
 	agent, closeFn, err := c.Start(prompter, chat)
 	if err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func (c Chat) Plain(interactive bool, exit func(os.Signal)) error {
 	var prompter executor.Prompter
 	if interactive {
 		c.ResolveBackground()
-		prompter = &wizard.Prompter{In: c.Stdin, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != ""}
+		prompter = &wizard.Prompter{In: c.Stdin, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != "", NoColor: true}
 	}
 	events := ui.NewRunView(c.Stdout)
 	agent, closeFn, err := c.Start(prompter, events)

@@ -205,7 +205,7 @@ func (e *Env) prompter() executor.Prompter {
 	if e.Terminal() == nil {
 		return nil
 	}
-	return &wizard.Prompter{In: e.Stdin, Out: e.Stdout, Accessible: e.accessible()}
+	return &wizard.Prompter{In: e.Stdin, Out: e.Stdout, Accessible: e.accessible(), NoColor: e.Ambient["NO_COLOR"] != ""}
 }
 
 // StartAgent opens a session (Open) on the loaded config and vault; the

@@ -51,6 +51,9 @@ type Model struct {
 	// Yes approves tool.run:* requests that would be asked (--yes); it
 	// never approves a vault read.
 	Yes bool
+	// Allow holds the --allow flags: TOOL or TOOL(PATTERN), e.g.
+	// bash(npm test:*), each allowing those calls for this run only.
+	Allow []string
 	// Notice receives the provider's one-line notes ("openai: retrying
 	// (2/3) after HTTP 503"). Nil: Open sends them to the Events' Notice
 	// method if it has one, else to Stderr.
@@ -114,11 +117,65 @@ type Session struct {
 // Gate is the permission gate of opts: config.toml's rules, then the
 // person (if any), with --yes approving tool runs only.
 func Gate(cfg config.Config, prompter executor.Prompter, yes bool) *executor.RuleGate {
-	rules := make([]executor.Rule, 0, len(cfg.Rules))
-	for _, r := range cfg.Rules {
-		rules = append(rules, executor.Rule{Gate: r.Gate, Subject: r.Subject, Decision: executor.Decision(r.Decision)})
+	return &executor.RuleGate{Rules: GateRules(cfg.Rules), Prompter: prompter, AutoApproveTools: yes}
+}
+
+// GateRules maps config.toml's [[rules]] to the gate's.
+func GateRules(rs []config.Rule) []executor.Rule {
+	rules := make([]executor.Rule, 0, len(rs))
+	for _, r := range rs {
+		er := executor.Rule{Gate: r.Gate, Subject: r.Subject, Decision: executor.Decision(r.Decision)}
+		if r.Command != "" {
+			tool := strings.TrimPrefix(r.Gate, executor.GateToolRun)
+			cr := executor.ParseCommandPattern(tool, r.Command)
+			er.Command = &cr
+		}
+		rules = append(rules, er)
 	}
-	return &executor.RuleGate{Rules: rules, Prompter: prompter, AutoApproveTools: yes}
+	return rules
+}
+
+// AllowRules reads the --allow flags (TOOL or TOOL(PATTERN)) as gate rules.
+func AllowRules(flags []string) ([]executor.Rule, error) {
+	var rules []executor.Rule
+	for _, f := range flags {
+		tool, cr, ok := executor.ParseToolPattern(f)
+		if !ok {
+			return nil, fmt.Errorf("--allow %q: want a tool, or a tool and a command pattern, e.g. --allow 'bash(npm test:*)' or --allow http", f)
+		}
+		rules = append(rules, executor.Rule{Gate: executor.GateToolRun + tool, Subject: tool, Decision: executor.Allow, Command: cr, Flag: true})
+	}
+	return rules, nil
+}
+
+// projectGate adds to gate what belongs to the project at dir: the rules
+// saved "always in this project" in the user's config.toml, the --allow
+// flags, and — when a person can be asked — the save of a new project
+// rule, which is hush's own write of the user's config.toml.
+func projectGate(gate *executor.RuleGate, cfg config.Config, dirs config.Dirs, dir string, m Model) error {
+	if dir != "" {
+		gate.Rules = append(gate.Rules, GateRules(cfg.Projects[config.RealDir(dir)].Rules)...)
+	}
+	flags, err := AllowRules(m.Allow)
+	if err != nil {
+		return err
+	}
+	gate.Rules = append(gate.Rules, flags...)
+	if gate.Prompter == nil {
+		gate.AllowFlag = "--allow"
+		return nil
+	}
+	if dir != "" && dirs.Config != "" {
+		path := filepath.Join(dirs.Config, config.FileName)
+		gate.SaveRules = func(crs []executor.CommandRule) error {
+			rs := make([]config.Rule, len(crs))
+			for i, cr := range crs {
+				rs[i] = config.Rule{Gate: executor.GateToolRun + cr.Tool, Subject: cr.Tool, Decision: string(executor.Allow), Command: cr.Pattern()}
+			}
+			return config.AddProjectRules(path, dir, rs)
+		}
+	}
+	return nil
 }
 
 // NewID names a session (or a one-off command, by prefix) in the audit log.
@@ -175,6 +232,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 	gate := Gate(cfg, opts.Prompter, opts.Model.Yes)
+	if err := projectGate(gate, cfg, opts.Dirs, opts.Dir, opts.Model); err != nil {
+		return nil, err
+	}
 
 	masks, err := MaskSet(cfg, opts.Dirs, opts.Ambient, opts.Dir)
 	if err != nil {

@@ -434,8 +434,8 @@ type hosted struct {
 	inner executor.Prompter
 }
 
-func (h hosted) Confirm(ctx context.Context, req executor.Request) (choice executor.Choice, err error) {
-	choice = executor.ChoiceDeny
+func (h hosted) Confirm(ctx context.Context, req executor.Request) (choice executor.Answer, err error) {
+	choice = executor.Answer{Choice: executor.ChoiceDeny}
 	serr := h.c.Suspend(func() { choice, err = h.inner.Confirm(ctx, req) })
 	if err == nil {
 		err = serr
@@ -509,8 +509,10 @@ type (
 	activityMsg  string
 	modelNameMsg string
 	usageMsg     provider.Usage
-	turnDoneMsg  struct{}
-	suspendMsg   struct {
+	// turnDoneMsg ends a turn; restore is the prompt to put back in the
+	// editor (a turn stopped at an approval), "" for none.
+	turnDoneMsg struct{ restore string }
+	suspendMsg  struct {
 		on  bool
 		ack chan struct{}
 	}
@@ -528,6 +530,9 @@ type model struct {
 	activity string
 	notice   string
 	started  time.Time // the running turn's start, for the spinner's clock
+	// turnPrompt is the message the next startTurn sends, put back in
+	// the editor when that turn is stopped at an approval.
+	turnPrompt string
 
 	toolLine                       string // the running tool's unfinished output line
 	pending, renderedFor, rendered string
@@ -672,6 +677,10 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 		return m, nil
 	case turnDoneMsg:
 		m.busy, m.cancel, m.pending, m.notice, m.toolLine = false, nil, "", "", ""
+		if msg.restore != "" && m.ta.Value() == "" {
+			m.ta.SetValue(msg.restore)
+			m.queued = false
+		}
 		if m.quitAfterTurn {
 			return m, tea.Quit
 		}
@@ -954,6 +963,7 @@ func (m *model) submit() (tea.Model, tea.Cmd) {
 
 // send starts the turn of prompt, echoed as echo.
 func (m *model) send(prompt, echo string) (tea.Model, tea.Cmd) {
+	m.turnPrompt = prompt
 	return m.startTurn(echo, func(ctx context.Context) error {
 		full, notes := m.c.attachments(prompt)
 		for _, n := range notes {
@@ -994,11 +1004,21 @@ func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.
 	m.turnIn, m.turnOut, m.turnCached = 0, 0, 0
 	c := m.c
 	c.turns.Add(1)
+	prompt := m.turnPrompt
+	m.turnPrompt = ""
 	run := func() tea.Msg {
 		defer c.turns.Done()
 		c.toolRan = false
 		err := fn(ctx)
 		c.flushText()
+		if errors.Is(err, executor.ErrStopped) {
+			// Esc at an approval: nothing more ran, and the prompt is
+			// back in the editor to change and send again.
+			c.print(c.st.dim.Render("(turn stopped at the approval; nothing more ran — your message is back in the editor)") + "\n")
+			c.needBlank = false
+			cancel()
+			return turnDoneMsg{restore: prompt}
+		}
 		switch {
 		case ctx.Err() != nil && c.toolRan:
 			c.print(c.st.dim.Render("(turn cancelled; the tool's processes were stopped)") + "\n")

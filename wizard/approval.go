@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/outbuf"
 )
 
 // Approval is the permission prompt's content for one gate request, as
@@ -37,8 +37,16 @@ type Approval struct {
 	Detail string
 	Note   string
 	Diff   string
+	// HTTP is an http call's request as it will be sent: the method and
+	// URL line, one line per header, then the body, each made visible.
+	HTTP []string
+	// Body is the http call's body, one entry a line, made visible;
+	// Header shows its first bodyLines and v prints the rest.
+	Body []string
 	// Options are the answers, in order; each has its key.
 	Options []Option
+	// NoColor: no colour and no reverse video (NO_COLOR, --plain).
+	NoColor bool
 }
 
 // Option is one answer of the prompt.
@@ -60,17 +68,24 @@ const (
 // option; a longer one is named "this command", shown whole above.
 const ruleWidth = 60
 
+// bodyLines is what Header shows of an http call's body; v prints it all.
+const bodyLines = 20
+
+// stopOption is what Esc and Ctrl-C answer: deny, and end the turn.
+var stopOption = Option{"esc", "Stopped: the call is denied and the turn ends", executor.ChoiceStop}
+
 // NewApproval builds the prompt for req.
 func NewApproval(req executor.Request) Approval {
 	a := Approval{Dir: req.Dir, Secrets: req.Secrets, HasCommand: req.HasCommand, Diff: req.Diff}
 	once := Option{"y", "Allow once", executor.ChoiceAllowOnce}
 	deny := Option{"n", "Deny", executor.ChoiceDeny}
+	why := Option{"t", "Deny and tell the model why", executor.ChoiceDenyReason}
 	switch name, isRead := strings.CutPrefix(req.GateID, executor.GateVaultRead); {
 	case isRead:
 		a.Title = fmt.Sprintf("%s wants the secret %s", Visible(req.Subject), Visible(name))
 		a.Note = "Only that tool gets it; output shows [REDACTED:" + Visible(name) + "]."
 		a.Detail = Visible(req.Detail)
-		a.Options = []Option{once, {"s", "Allow " + Visible(req.Subject) + " to read " + Visible(name) + " for this session", executor.ChoiceAllowSession}, deny}
+		a.Options = []Option{once, {"s", "Allow " + Visible(req.Subject) + " to read " + Visible(name) + " for this session", executor.ChoiceAllowSession}, deny, why}
 		return a
 	case strings.HasPrefix(req.GateID, executor.GateToolRun):
 		a.Title = fmt.Sprintf("Run %s?", Visible(strings.TrimPrefix(req.GateID, executor.GateToolRun)))
@@ -78,30 +93,58 @@ func NewApproval(req executor.Request) Approval {
 		a.Title = fmt.Sprintf("Allow %s for %s?", Visible(req.GateID), Visible(req.Subject))
 	}
 	switch {
+	case req.HTTP != nil:
+		h := req.HTTP
+		a.Title = "Send this HTTP request?"
+		a.HTTP = append(a.HTTP, outbuf.VisibleLine(h.Method)+" "+outbuf.VisibleLine(h.URL))
+		for _, kv := range h.Headers {
+			a.HTTP = append(a.HTTP, outbuf.VisibleLine(kv[0])+": "+outbuf.VisibleLine(kv[1]))
+		}
+		if h.Body != "" {
+			a.Body = strings.Split(Visible(strings.TrimRight(h.Body, "\n")), "\n")
+		}
+		a.Options = []Option{once, {"s", "Allow http requests to " + outbuf.VisibleLine(h.Host) + " for this session", executor.ChoiceAllowSession}, deny, why}
 	case req.HasCommand:
 		a.Command = strings.Split(Visible(strings.TrimRight(req.Command, "\n")), "\n")
-		rule := executor.SuggestRule(req.Subject, req.Command)
-		label := "Allow " + Visible(rule.String()) + " for this session"
-		if !rule.Prefix && (len(rule.Text) > ruleWidth || strings.Contains(rule.Text, "\n")) {
+		rules := executor.SuggestRules(req.Subject, req.Command)
+		named := outbuf.VisibleLine(executor.RulesString(rules))
+		label := "Allow " + named + " for this session"
+		exact := len(rules) == 1 && !rules[0].Prefix && (len(rules[0].Text) > ruleWidth || strings.Contains(rules[0].Text, "\n"))
+		if exact {
 			label = "Allow exactly this command, shown above, for this session"
 		}
-		a.Options = []Option{once, {"s", label, executor.ChoiceAllowSession}, deny}
+		a.Options = []Option{once, {"s", label, executor.ChoiceAllowSession}}
+		if req.CanSave {
+			saved := make([]string, len(rules))
+			for i, r := range rules {
+				saved[i] = "command = " + outbuf.VisibleLine(fmt.Sprintf("%q", r.Pattern()))
+			}
+			what := strings.Join(saved, ", ")
+			if exact {
+				what = "this exact command"
+			}
+			a.Options = append(a.Options, Option{"p", "Always allow in this project: save " + what + " to your config.toml", executor.ChoiceAllowProject})
+		}
+		a.Options = append(a.Options, deny, why)
 	case req.Path != "":
 		a.Detail = Visible(req.Detail)
 		dir := filepath.Dir(req.Path) + string(filepath.Separator)
 		a.Options = []Option{once,
 			{"s", "Allow for this session: " + Visible(req.Path), executor.ChoiceAllowSession},
 			{"d", "Allow for this session: every file in " + Visible(dir), executor.ChoiceAllowSessionDir},
-			deny}
+			deny, why}
 	default:
 		a.Detail = Visible(req.Detail)
-		a.Options = []Option{once, {"s", "Allow every " + Visible(req.Subject) + " call for this session", executor.ChoiceAllowSession}, deny}
+		a.Options = []Option{once, {"s", "Allow every " + Visible(req.Subject) + " call for this session", executor.ChoiceAllowSession}, deny, why}
 	}
 	return a
 }
 
-// Folded reports whether Header shows the command in part.
-func (a Approval) Folded() bool { return len(a.Command) > headLines+tailLines+fold }
+// Folded reports whether Header shows the command, or an http body, in
+// part.
+func (a Approval) Folded() bool {
+	return len(a.Command) > headLines+tailLines+fold || len(a.Body) > bodyLines
+}
 
 // Header is everything shown before the choice. A command is shown whole,
 // each line behind a gutter; one too long for a screen shows its first and
@@ -129,7 +172,31 @@ func (a Approval) Header() string {
 			write(a.Command)
 		}
 	}
-	if a.Detail != "" {
+	if len(a.HTTP) > 0 {
+		b.WriteString("  │ " + a.HTTP[0] + "\n")
+		for _, h := range a.HTTP[1:] {
+			b.WriteString("  │ " + h + "\n")
+		}
+		if len(a.HTTP) == 1 {
+			b.WriteString("  │ (no headers)\n")
+		}
+		switch n := len(a.Body); {
+		case n == 0:
+			b.WriteString("  │ (no body)\n")
+		case n > bodyLines:
+			fmt.Fprintf(&b, "  body (%d lines):\n", n)
+			for _, l := range a.Body[:bodyLines] {
+				b.WriteString("  │ " + l + "\n")
+			}
+			fmt.Fprintf(&b, "  ┆ … %d more lines not shown here: press v to print the whole body …\n", n-bodyLines)
+		default:
+			b.WriteString("  body:\n")
+			for _, l := range a.Body {
+				b.WriteString("  │ " + l + "\n")
+			}
+		}
+	}
+	if a.Detail != "" && len(a.HTTP) == 0 {
 		for _, l := range strings.Split(a.Detail, "\n") {
 			b.WriteString("  " + l + "\n")
 		}
@@ -153,9 +220,16 @@ func (a Approval) Header() string {
 	return b.String()
 }
 
-// FullCommand is the whole command, for the v key.
+// FullCommand is the whole command (or http body), for the v key.
 func (a Approval) FullCommand() string {
 	var b strings.Builder
+	if len(a.Body) > 0 && len(a.Command) == 0 {
+		fmt.Fprintf(&b, "  whole body (%d lines):\n", len(a.Body))
+		for _, l := range a.Body {
+			b.WriteString("  │ " + l + "\n")
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "  whole command (%d lines):\n", len(a.Command))
 	for _, l := range a.Command {
 		b.WriteString("  │ " + l + "\n")
@@ -178,8 +252,11 @@ func (a Approval) Hint() string {
 	for i, o := range a.Options {
 		keys[i] = o.Key
 	}
-	h := "press " + strings.Join(keys, ", ") + " (or ←/→ and Enter); Esc or Ctrl-C denies"
-	if a.Folded() {
+	h := "press " + strings.Join(keys, ", ") + " (or ←/→ and Enter); Esc or Ctrl-C denies and ends the turn"
+	switch {
+	case len(a.Body) > bodyLines:
+		h += "; v prints the whole body"
+	case a.Folded():
 		h += "; v prints the whole command"
 	}
 	return h
@@ -212,6 +289,9 @@ type ChoiceModel struct {
 	// width is the terminal's (0: unknown); View wraps each line to it,
 	// since the renderer would cut a longer one at the screen's edge.
 	width int
+	// reason is the line typed after t (asking says it is being typed).
+	reason []rune
+	asking bool
 }
 
 // NewChoiceModel starts on "allow once".
@@ -226,6 +306,15 @@ func (m ChoiceModel) Choice() executor.Choice {
 		return executor.ChoiceDeny
 	}
 	return m.chosen.Choice
+}
+
+// Answer is the chosen answer with the reason typed after t.
+func (m ChoiceModel) Answer() executor.Answer {
+	a := executor.Answer{Choice: m.Choice()}
+	if a.Choice == executor.ChoiceDenyReason {
+		a.Reason = strings.TrimSpace(string(m.reason))
+	}
+	return a
 }
 
 func (m ChoiceModel) Init() tea.Cmd { return nil }
@@ -248,12 +337,15 @@ func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if !ok || m.chosen != nil {
 		return m, nil
 	}
+	if m.asking {
+		return m.reasonKey(k)
+	}
 	if m.pager != nil && m.pager.key(k.String()) {
 		return m, nil
 	}
 	switch s := k.String(); s {
 	case "esc", "ctrl+c", "ctrl+d":
-		o, _ := m.A.Choose("n")
+		o := stopOption
 		m.chosen = &o
 		m.by = map[string]string{"esc": "Esc", "ctrl+c": "Ctrl-C", "ctrl+d": "Ctrl-D"}[s]
 		return m, tea.Quit
@@ -263,6 +355,10 @@ func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.cursor = (m.cursor + 1) % len(m.A.Options)
 	case "enter":
 		o := m.A.Options[m.cursor]
+		if o.Choice == executor.ChoiceDenyReason {
+			m.asking = true
+			return m, nil
+		}
 		m.chosen = &o
 		return m, tea.Quit
 	case "v", "V":
@@ -271,8 +367,40 @@ func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	default:
 		if o, ok := m.A.Choose(s); ok {
+			if o.Choice == executor.ChoiceDenyReason {
+				m.asking = true
+				return m, nil
+			}
 			m.chosen = &o
 			return m, tea.Quit
+		}
+	}
+	return m, nil
+}
+
+// reasonKey edits the one line typed after t: Enter sends it, Esc goes
+// back to the options, Ctrl-C stops the turn.
+func (m ChoiceModel) reasonKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch k.Type {
+	case tea.KeyEnter:
+		o, _ := m.A.Choose("t")
+		m.chosen, m.asking = &o, false
+		return m, tea.Quit
+	case tea.KeyEsc:
+		m.asking, m.reason = false, nil
+	case tea.KeyCtrlC:
+		o := stopOption
+		m.chosen, m.asking, m.by = &o, false, "Ctrl-C"
+		return m, tea.Quit
+	case tea.KeyBackspace:
+		if len(m.reason) > 0 {
+			m.reason = m.reason[:len(m.reason)-1]
+		}
+	case tea.KeySpace:
+		m.reason = append(m.reason, ' ')
+	case tea.KeyRunes:
+		if len(m.reason) < 500 {
+			m.reason = append(m.reason, []rune(outbuf.VisibleLine(string(k.Runes)))...)
 		}
 	}
 	return m, nil
@@ -287,7 +415,14 @@ func (m ChoiceModel) View() string {
 		if m.by != "" {
 			return m.wrap("  "+mark+" ", m.chosen.Label+" (you pressed "+m.by+")", "    ", "", "")
 		}
+		if m.chosen.Choice == executor.ChoiceDenyReason {
+			return m.wrap("  "+mark+" ", "Denied; the model is told: "+strings.TrimSpace(string(m.reason)), "    ", "", "")
+		}
 		return m.wrap("  "+mark+" ", m.chosen.Label, "    ", "", "")
+	}
+	if m.asking {
+		return m.wrap("  ", "Why not? One line for the model (Enter sends, Esc goes back):", "  ", "", "") +
+			"  > " + string(m.reason) + "█\n"
 	}
 	var b strings.Builder
 	if m.pager != nil {
@@ -295,7 +430,9 @@ func (m ChoiceModel) View() string {
 	}
 	for i, o := range m.A.Options {
 		line := "[" + o.Key + "] " + o.Label
-		if i == m.cursor {
+		if i == m.cursor && m.A.NoColor {
+			b.WriteString(m.wrap("  › ", line, "        ", "", ""))
+		} else if i == m.cursor {
 			b.WriteString(m.wrap("  › ", line, "        ", "\x1b[7m", "\x1b[0m"))
 		} else {
 			b.WriteString(m.wrap("    ", line, "        ", "", ""))
@@ -329,7 +466,7 @@ func (m ChoiceModel) wrap(first, text, indent, on, off string) string {
 // is reachable, long lines are wrapped rather than cut, and the choice keys
 // stay y, s, d, n.
 func (m ChoiceModel) WithDiffPager(diff string, rows, cols int) ChoiceModel {
-	p := &diffPager{lines: diffLines(diff), vp: viewport.New(0, 0)}
+	p := &diffPager{lines: diffLines(diff), vp: viewport.New(0, 0), noColor: m.A.NoColor}
 	p.vp.KeyMap = viewport.KeyMap{} // the keys are ours (key), none clashes with a choice
 	p.vp.MouseWheelEnabled = false
 	p.reserve = len(m.A.Options) + 4
@@ -344,6 +481,7 @@ type diffPager struct {
 	vp      viewport.Model
 	reserve int // rows the prompt needs besides the pager
 	width   int
+	noColor bool
 }
 
 func (p *diffPager) resize(rows, cols int) {
@@ -364,7 +502,11 @@ func (p *diffPager) resize(rows, cols int) {
 			if j > 0 {
 				piece = " " + piece
 			}
-			b.WriteString(colorDiffLine(l, piece) + "\n")
+			if p.noColor {
+				b.WriteString(piece + "\n")
+			} else {
+				b.WriteString(colorDiffLine(l, piece) + "\n")
+			}
 		}
 	}
 	p.vp.SetContent(strings.TrimSuffix(b.String(), "\n"))
@@ -403,32 +545,8 @@ func (p *diffPager) view() string {
 		p.vp.View() + "\n"
 }
 
-// Visible makes a string from the model or a tool safe and honest to show:
-// tab and newline stay, every other control byte, escape, C1 control, bidi
-// control and invalid byte is written as an escape in plain text, so what
-// the terminal shows is every byte of what will run and the terminal obeys
-// none of it.
-func Visible(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r == 0x1b:
-			b.WriteString(`\x1b`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0, r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	return b.String()
-}
+// Visible makes a string from the model or a tool safe and honest to show
+// (outbuf's Block mode): tab and newline stay, every other control byte,
+// escape, C1 control, invisible format character (bidi controls included)
+// and invalid byte is written as an escape in plain text.
+func Visible(s string) string { return outbuf.Visible(s) }

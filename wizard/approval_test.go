@@ -69,7 +69,7 @@ func TestApprovalFoldsALongScriptAndSaysSo(t *testing.T) {
 func TestApprovalOptionsHaveKeys(t *testing.T) {
 	t.Parallel()
 	a := NewApproval(bashReq("npm test"))
-	if got, want := a.ChoiceLine(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny"; got != want {
+	if got, want := a.ChoiceLine(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny   [t] Deny and tell the model why"; got != want {
 		t.Errorf("choice line = %q, want %q", got, want)
 	}
 	if !strings.Contains(a.Hint(), "press y, s, n") || !strings.Contains(a.Hint(), "Esc or Ctrl-C denies") {
@@ -80,7 +80,7 @@ func TestApprovalOptionsHaveKeys(t *testing.T) {
 		t.Errorf("a compound command's rule is not the exact command: %q", a.ChoiceLine())
 	}
 	for key, want := range map[string]executor.Choice{"y": executor.ChoiceAllowOnce, "s": executor.ChoiceAllowSession, "n": executor.ChoiceDeny,
-		"esc": executor.ChoiceDeny, "ctrl+c": executor.ChoiceDeny} {
+		"esc": executor.ChoiceStop, "ctrl+c": executor.ChoiceStop} {
 		var msg tea.KeyMsg
 		switch key {
 		case "esc":
@@ -94,6 +94,19 @@ func TestApprovalOptionsHaveKeys(t *testing.T) {
 		if cm := m.(ChoiceModel); !cm.Done() || cm.Choice() != want {
 			t.Errorf("key %s: done %t choice %v, want %v", key, cm.Done(), cm.Choice(), want)
 		}
+	}
+	// t denies with one line for the model; Esc while typing goes back.
+	var cm tea.Model = NewChoiceModel(a)
+	for _, k := range []tea.KeyMsg{{Type: tea.KeyRunes, Runes: []rune("t")}, {Type: tea.KeyRunes, Runes: []rune("use")},
+		{Type: tea.KeySpace}, {Type: tea.KeyRunes, Runes: []rune("make\x1b[2J")}} {
+		cm, _ = cm.Update(k)
+	}
+	if cm.(ChoiceModel).Done() || !strings.Contains(cm.View(), "> use make\\x1b[2J") {
+		t.Fatalf("typing a reason: done %t, view %q", cm.(ChoiceModel).Done(), cm.View())
+	}
+	cm, _ = cm.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if ans := cm.(ChoiceModel).Answer(); ans.Choice != executor.ChoiceDenyReason || ans.Reason != `use make\x1b[2J` {
+		t.Fatalf("t then Enter = %+v", ans)
 	}
 	// Other keys choose nothing.
 	m, _ := NewChoiceModel(a).Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("x")})
@@ -131,14 +144,14 @@ func TestApprovalNeverSendsEscapes(t *testing.T) {
 // unknown answer, and denies at end of input.
 func TestAccessiblePromptReadsAKey(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]executor.Choice{"x\ns\n": executor.ChoiceAllowSession, "y\n": executor.ChoiceAllowOnce, "": executor.ChoiceDeny, "N\n": executor.ChoiceDeny} {
+	for in, want := range map[string]executor.Choice{"x\ns\n": executor.ChoiceAllowSession, "y\n": executor.ChoiceAllowOnce, "": executor.ChoiceStop, "N\n": executor.ChoiceDeny} {
 		var out strings.Builder
 		p := &Prompter{In: strings.NewReader(in), Out: &out, Accessible: true}
 		got, err := p.Confirm(context.Background(), bashReq("npm test"))
-		if err != nil || got != want {
+		if err != nil || got.Choice != want {
 			t.Errorf("answer %q: %v, %v; want %v", in, got, err, want)
 		}
-		if !strings.Contains(out.String(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny") ||
+		if !strings.Contains(out.String(), "[y] Allow once   [s] Allow bash(npm test:*) for this session   [n] Deny   [t] Deny and tell the model why") ||
 			!strings.Contains(out.String(), "│ npm test") {
 			t.Errorf("answer %q: prompt was:\n%s", in, out.String())
 		}
@@ -180,7 +193,7 @@ func TestDiffPagerReachesEveryLine(t *testing.T) {
 	}
 	press(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("g")})
 	press(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")})
-	if !strings.Contains(view(), "rows 22–") || m.Done() {
+	if !strings.Contains(view(), "rows 21–") || m.Done() {
 		t.Fatalf("Space does not page:\n%s", view())
 	}
 	press(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("d")})

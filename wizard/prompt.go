@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hushcli/hush/executor/outbuf"
 	"io"
 	"os"
 	"strings"
@@ -26,6 +27,8 @@ type Prompter struct {
 	Out io.Writer
 	// Accessible uses huh's line-based mode (screen readers, dumb terminals).
 	Accessible bool
+	// NoColor prints no colour and no reverse video (NO_COLOR, --plain).
+	NoColor bool
 }
 
 // Confirm implements executor.Prompter. It prints the request whole — the
@@ -33,9 +36,12 @@ type Prompter struct {
 // than the screen), the command verbatim with its directory and the
 // secrets it would receive — and then asks for one key: y allow once, s
 // allow for this session (the rule it records is in the label), d (file
-// tools) every file in the directory, n deny. Esc and Ctrl-C deny.
-func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Choice, error) {
+// tools) every file in the directory, p (a command) always in this
+// project, n deny, t deny with a reason for the model. Esc and Ctrl-C
+// deny and end the turn.
+func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Answer, error) {
 	a := NewApproval(req)
+	a.NoColor = p.NoColor
 	rows, cols := terminalSize(p.Out, p.In)
 	m := NewChoiceModel(a).WithWidth(cols)
 	header := a.Header()
@@ -48,10 +54,10 @@ func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.
 		fmt.Fprintf(p.Out, "\n%d-line diff of what will be written, longer than the screen: page through it below.\n", len(diffLines(req.Diff)))
 	default:
 		// The whole diff, before the form.
-		WriteDiff(p.Out, req.Diff)
+		writeDiff(p.Out, req.Diff, !p.NoColor)
 	}
 	if _, err := io.WriteString(p.Out, header); err != nil {
-		return executor.ChoiceDeny, err
+		return executor.Answer{}, err
 	}
 	if p.Accessible {
 		return p.confirmLine(a)
@@ -60,25 +66,31 @@ func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.
 	res, err := prog.Run()
 	if err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-			return executor.ChoiceDeny, ctx.Err()
+			return executor.Answer{}, ctx.Err()
 		}
-		return executor.ChoiceDeny, err
+		return executor.Answer{}, err
 	}
-	return res.(ChoiceModel).Choice(), nil
+	return res.(ChoiceModel).Answer(), nil
 }
 
 // confirmLine asks on one line, for screen readers and dumb terminals: the
 // answer is a key and Enter; anything else asks again, end of input denies.
-func (p *Prompter) confirmLine(a Approval) (executor.Choice, error) {
+func (p *Prompter) confirmLine(a Approval) (executor.Answer, error) {
 	r := bufio.NewReader(p.In)
 	for {
 		fmt.Fprintf(p.Out, "  %s\n  answer %s: ", a.ChoiceLine(), strings.TrimPrefix(a.Hint(), "press "))
 		line, err := r.ReadString('\n')
 		if o, ok := a.Choose(strings.TrimSpace(line)); ok {
-			return o.Choice, nil
+			if o.Choice == executor.ChoiceDenyReason {
+				fmt.Fprint(p.Out, "  why not? one line for the model: ")
+				reason, _ := r.ReadString('\n')
+				return executor.Answer{Choice: o.Choice, Reason: strings.TrimSpace(reason)}, nil
+			}
+			return executor.Answer{Choice: o.Choice}, nil
 		}
 		if err != nil {
-			return executor.ChoiceDeny, nil
+			// End of input: nobody will answer, the turn ends.
+			return executor.Answer{Choice: executor.ChoiceStop}, nil
 		}
 	}
 }
@@ -86,12 +98,19 @@ func (p *Prompter) confirmLine(a Approval) (executor.Choice, error) {
 // WriteDiff writes a unified diff for a person: additions green, removals
 // red, hunk headers cyan, every line cleaned of terminal escapes (the
 // diff holds file content, which may carry them).
-func WriteDiff(w io.Writer, diff string) {
+func WriteDiff(w io.Writer, diff string) { writeDiff(w, diff, true) }
+
+// writeDiff is WriteDiff, coloured or not.
+func writeDiff(w io.Writer, diff string, color bool) {
 	var b strings.Builder
 	lines := diffLines(diff)
 	fmt.Fprintf(&b, "\n%d-line diff; everything below is what will be written:\n", len(lines))
 	for _, l := range lines {
-		b.WriteString(colorDiffLine(l, cleanDiffLine(l)) + "\n")
+		if color {
+			b.WriteString(colorDiffLine(l, cleanDiffLine(l)) + "\n")
+		} else {
+			b.WriteString(cleanDiffLine(l) + "\n")
+		}
 	}
 	_, _ = io.WriteString(w, b.String())
 }
@@ -100,19 +119,10 @@ func diffLines(diff string) []string {
 	return strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
 }
 
-// cleanDiffLine replaces the control bytes of a diff line (file content)
-// by '?', tabs kept.
-func cleanDiffLine(l string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' {
-			return r
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, l)
-}
+// cleanDiffLine makes a diff line (file content) visible: every control
+// byte, escape and invisible format character (a bidi override) written
+// as an escape, tabs kept.
+func cleanDiffLine(l string) string { return outbuf.Visible(l) }
 
 // colorDiffLine colours text, a piece of the diff line l, by l's kind:
 // additions green, removals red, hunk headers cyan, file headers bold.
@@ -135,19 +145,8 @@ func colorDiffLine(l, text string) string {
 }
 
 // sanitizeLine keeps a model- or tool-written string to one line of plain
-// text for a form's label: newlines and tabs become spaces, other control
-// bytes are dropped.
-func sanitizeLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return ' '
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return -1
-		}
-		return r
-	}, s)
-}
+// text for a form's label (outbuf's Line mode).
+func sanitizeLine(s string) string { return outbuf.VisibleLine(s) }
 
 // terminalSize is the size of the first of ws that is a terminal; 0, 0
 // when none is.

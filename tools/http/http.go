@@ -22,6 +22,7 @@ import (
 	nethttp "net/http"
 	"net/netip"
 	"net/url"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -165,7 +166,16 @@ func (t Tool) Preview(_ context.Context, _ *executor.ToolContext, raw json.RawMe
 	if c.p.Body != "" {
 		d += fmt.Sprintf(" (%d-byte body)", len(c.p.Body))
 	}
-	return executor.Preview{Detail: d}, nil
+	h := &executor.HTTPCall{Method: c.method, URL: c.u.String(), Body: c.p.Body, Host: c.u.Hostname()}
+	names := make([]string, 0, len(c.p.Headers))
+	for k := range c.p.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		h.Headers = append(h.Headers, [2]string{k, c.p.Headers[k]})
+	}
+	return executor.Preview{Detail: d, HTTP: h}, nil
 }
 
 // ErrPrivate refuses an address in a loopback or private range.
