@@ -291,7 +291,7 @@ func TestCtrlCTwiceAtIdleExits(t *testing.T) {
 }
 
 // TestCtrlCAtPermissionPromptDenies: Ctrl-C at the secret prompt denies
-// the read and says so; the tool gets nothing and the chat goes on.
+// the read and says so; the tool gets nothing and the turn ends.
 func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -306,7 +306,13 @@ func TestCtrlCAtPermissionPromptDenies(t *testing.T) {
 	tm.expect("bash wants the secret GRANTED", 20*time.Second)
 	tm.send("\x03")
 	tm.expect("(you pressed Ctrl-C)", 10*time.Second)
-	tm.expect("the turn went on", 20*time.Second)
+	// Ctrl-C at an approval ends the turn: no further model request.
+	tm.expect("turn stopped at the approval", 20*time.Second)
+	time.Sleep(time.Second)
+	if n := model.Requests(); n != 1 {
+		t.Errorf("the model got %d requests after Ctrl-C at the approval, want 1", n)
+	}
+	tm.send("\x15") // the prompt is back in the editor; Ctrl-U empties it
 	tm.quit()
 	if strings.Contains(model.Received(), w.grantedSHA) || strings.Contains(model.Received(), "got=[REDACTED:GRANTED]") {
 		t.Errorf("the tool got the secret after Ctrl-C:\n%s", model.Received())
