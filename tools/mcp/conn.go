@@ -156,9 +156,10 @@ func (c *conn) reap(cmd *tools.Cmd) {
 // last answer, and the next call can arrive within them.
 const justExited = 250 * time.Millisecond
 
-// exitedOnItsOwn reports whether the server process exited by itself (not
-// killed by a signal, not stopped by hush, not cut off for breaking the
-// protocol) no later than within of sent.
+// exitedOnItsOwn reports whether the server process exited by itself and
+// cleanly (status 0: not killed by a signal, not crashed, not stopped by
+// hush, not cut off for breaking the protocol) no later than within of
+// sent.
 func (c *conn) exitedOnItsOwn(sent time.Time, within time.Duration) bool {
 	if c.remote || c.closing.Load() || !c.isDead(deathNotice) {
 		return false
@@ -171,7 +172,10 @@ func (c *conn) exitedOnItsOwn(sent time.Time, within time.Duration) bool {
 	if c.ps == nil {
 		return false
 	}
-	if ws, ok := c.ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	// A server that ends its own session exits cleanly; one that exits
+	// with a failure status while the call was under way crashed on it,
+	// and sending the call again would crash it again.
+	if ws, ok := c.ps.Sys().(syscall.WaitStatus); ok && (ws.Signaled() || ws.ExitStatus() != 0) {
 		return false
 	}
 	return strings.HasPrefix(c.reason, "exited") && c.exitedAt.Sub(sent) <= within
