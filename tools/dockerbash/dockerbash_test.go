@@ -515,7 +515,9 @@ func TestContainerIsRemoved(t *testing.T) {
 		{name: "normal", script: "hostname", wantStatus: "exit code 0"},
 		{name: "failing", script: "hostname; exit 3", wantStatus: "exit code 3"},
 		{name: "cancelled", script: "hostname; sleep 300", cancel: true, wantStatus: "cancelled; the container was stopped and removed"},
-		{name: "timed out", script: "hostname; sleep 300", timeout: 2, wantStatus: "timed out after 2s; the container was stopped and removed"},
+		// The time-out covers creating and starting the container: 5s leaves a loaded
+		// machine time to start it and print the hostname first.
+		{name: "timed out", script: "hostname; sleep 300", timeout: 5, wantStatus: "timed out after 5s; the container was stopped and removed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
