@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -1123,7 +1124,8 @@ func pendingTail(p string) string {
 }
 
 func (m *model) statusLine() string {
-	parts := []string{m.modelName, m.c.shortDir(), "sandbox " + m.c.cfg.Sandbox}
+	dir := m.c.shortDir()
+	parts := []string{m.modelName, dir, "sandbox " + m.c.cfg.Sandbox}
 	if m.sessIn+m.sessOut > 0 {
 		t := fmt.Sprintf("turn %s in / %s out", count(m.turnIn), count(m.turnOut))
 		if m.turnCached > 0 {
@@ -1133,6 +1135,19 @@ func (m *model) statusLine() string {
 	}
 	if m.costSeen {
 		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
+	}
+	// Too wide for the terminal: the directory gives way (to its last
+	// element, then entirely) before a count is cut mid-number.
+	w := int(m.c.width.Load())
+	for _, short := range []string{"…/" + filepath.Base(dir), ""} {
+		if w <= 0 || ansi.StringWidth(strings.Join(parts, " · ")) <= w || dir == "" {
+			break
+		}
+		if short == "" {
+			parts = append(parts[:1], parts[2:]...)
+			break
+		}
+		parts[1] = short
 	}
 	return m.c.st.status.Render(strings.Join(parts, " · "))
 }

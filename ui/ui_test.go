@@ -87,12 +87,27 @@ func TestStatusLineSumsUsageAndCost(t *testing.T) {
 	t.Parallel()
 	c := New(Config{Out: io.Discard, Model: "m", Dir: "/home/u/p", Home: "/home/u", Sandbox: "on"})
 	m := newModel(c)
+	c.width.Store(140)
 	m.Update(usageMsg{InputTokens: 100, OutputTokens: 20, CachedTokens: 64, CostUSD: 0.0005})
 	m.Update(usageMsg{InputTokens: 150, OutputTokens: 5, CostUSD: 0.0007})
 	got := stripANSI(m.statusLine())
 	want := "m · ~/p · sandbox on · turn 250 in / 25 out (64 cached) · session 275 tokens · $0.0012"
 	if got != want {
 		t.Errorf("status line %q, want %q", got, want)
+	}
+	// Narrower than the line: the directory gives way, never a count.
+	for _, w := range []struct {
+		width int
+		want  string
+	}{
+		{86, want},
+		{85, "m · sandbox on · turn 250 in / 25 out (64 cached) · session 275 tokens · $0.0012"},
+		{60, "m · sandbox on · turn 250 in / 25 out (64 cached) · session 275 tokens · $0.0012"},
+	} {
+		c.width.Store(int64(w.width))
+		if got := stripANSI(m.statusLine()); got != w.want {
+			t.Errorf("at %d columns the status line is %q, want %q", w.width, got, w.want)
+		}
 	}
 	out, _ := m.slash("/usage")
 	if !strings.Contains(stripANSI(out), "this turn: 250 input, 25 output tokens (64 input tokens from the cache)") || !strings.Contains(out, "$0.0012") {
