@@ -53,6 +53,10 @@ func TestChatHistoryRecallWithUp(t *testing.T) {
 	tm.expect("› ", 20*time.Second)
 	first := "remember this: " + w.canaries["vault"]
 	tm.send(first + "\r")
+	// The prompt holds a vault value: hush asks first; "a" sends it as
+	// typed, and the history must still keep only the redacted form.
+	tm.expect("your message contains the value of VAULT_CANARY", 20*time.Second)
+	tm.send("a")
 	tm.expect("first answer", 20*time.Second)
 	tm.quit()
 	path := filepath.Join(w.dataDir, "history.jsonl")
