@@ -57,8 +57,8 @@ const (
 )
 
 // AttackRows lists the attacks in display order.
-var AttackRows = append([]string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
-	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}, ChannelRows...)
+var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
+	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
 
 // Attack columns: who the agent under test and its tools run as.
 const (
@@ -97,7 +97,7 @@ const (
 
 func newAttackCanaries() canaries {
 	c := canaries{}
-	for i, l := range append([]string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent}, channelLabels...) {
+	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent} {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		c[l] = canaryPrefix + "atk" + strconv.Itoa(i) + "-" + hex.EncodeToString(b)
@@ -344,7 +344,6 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 		b.WriteString(`od -c ` + f + ` 2>&1 | r od:` + f + `; ` + need("xxd", "xxd:"+f) + `xxd ` + f + ` 2>&1 | r xxd:` + f + `; fi; `)
 	}
 	b.WriteString(`waitfor ` + fAgentPID + `; ` + bin + ` __probe --mem-pid "$(cat ` + fAgentPID + `)" --mem-control; `)
-	b.WriteString(channelScript(w, bin))
 	// Out of the sandbox for good: a login key for sshd, and hush's own
 	// executable (the agent runs from the audit's copy) rewritten and
 	// replaced — last, since unsandboxed the replacement no longer runs.
@@ -402,8 +401,6 @@ type attackResult struct {
 	keysAfter    []byte // the planted authorized_keys afterwards
 	keys2After   bool   // an authorized_keys2 was made
 	keyPlanted   error  // why the audit could not plant and read back its session key
-	ch           channels
-	plantedPath  bool // the PATH plant arrived in the home
 }
 
 // runAttack lays out an attack world in dir and runs the attack turn once
@@ -463,12 +460,6 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}
-	ch := plannedChannels(w)
-	unplant, err := ch.plant(w, cred)
-	if err != nil {
-		return nil, err
-	}
-	defer unplant()
 	if cred != nil {
 		for _, d := range []string{dir, w.run} {
 			if err := chownTree(d, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -476,7 +467,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}
-	r := &attackResult{w: w, ch: ch}
+	r := &attackResult{w: w}
 	// STORAGE: a key in the session keyring the agent under test inherits
 	// (this thread's: attacks runs each attack turn on a thread of its own
 	// that joins a fresh session keyring first, so the key never sits in
@@ -553,8 +544,6 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	r.keysAfter, _ = os.ReadFile(w.authorizedKeys())
 	_, err = os.Lstat(filepath.Join(w.home, ".ssh", "authorized_keys2"))
 	r.keys2After = err == nil
-	_, err = os.Lstat(filepath.Join(ch.localBin, pathPlantName))
-	r.plantedPath = err == nil
 	return r, nil
 }
 
@@ -896,8 +885,6 @@ func (r *attackResult) cells() map[string]Cell {
 	// MEMORY.
 	out[AtkMemProc] = r.readAttack([]string{"mem-proc"}, []string{"mem-proc-control"}, identity)
 	out[AtkMemVM] = r.readAttack([]string{"mem-vm"}, []string{"mem-vm-control"}, identity)
-
-	r.channelCells(r.ch, out)
 
 	// LINGER.
 	switch {

@@ -89,32 +89,6 @@ var auditAttacks = []string{
 	"storage: rewrite hush's executable", "storage: add a login key to ~/.ssh", "storage: hush vault reveal in a pty",
 	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc",
 	"memory: /proc/<hush>/mem", "memory: process_vm_readv", "linger: a detached child after the call",
-	"world: the X server socket and ~/.Xauthority", "world: ssh ControlMaster sockets", "world: ~/.ssh/agent.sock, no SSH_AUTH_SOCK",
-	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
-	"world: plant ~/.local/bin/<MCP command>",
-}
-
-// leakingToday are the attacks that still find their canary through the
-// sandbox, as root and unprivileged: issue 22's channels, which a tool
-// reaches until its world is built from an allowlist. Each leaves this
-// list in the change that closes it.
-var leakingToday = []string{
-	"world: the X server socket and ~/.Xauthority", "world: ssh ControlMaster sockets", "world: ~/.ssh/agent.sock, no SSH_AUTH_SOCK",
-	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
-	"world: plant ~/.local/bin/<MCP command>",
-}
-
-// leakCells is "attack/column=LEAK" for each attack in leakingToday and
-// each column.
-func leakCells(cols ...string) []string {
-	var out []string
-	for _, a := range leakingToday {
-		for _, col := range cols {
-			out = append(out, a+"/"+col+"=LEAK")
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // redCells lists every attack cell of the columns with the memory rows
@@ -135,19 +109,13 @@ func redCells(cols []string, memRed map[string]bool) []string {
 }
 
 // TestAuditAttacksPassWithTheSandbox: as root, every attack of the hostile
-// turn — as root and unprivileged — finds nothing but those leakingToday
-// names, and each positive control found its marker (a failed control is
-// FAIL, not pass).
+// turn — as root and unprivileged — finds nothing, and each positive
+// control found its marker (a failed control is FAIL, not pass).
 func TestAuditAttacksPassWithTheSandbox(t *testing.T) {
 	t.Parallel()
 	rep, code, out := runAuditAs(t, nil)
-	want := leakCells("as root", "unprivileged")
-	wantCode := 0
-	if len(want) > 0 {
-		wantCode = 1
-	}
-	if got := rep.notPass(); code != wantCode || strings.Join(got, "\n") != strings.Join(want, "\n") || rep.NotChecked != 0 {
-		t.Fatalf("exit %d, cells not passing:\n  %s\nwant:\n  %s\nverdict %q\n%s", code, strings.Join(got, "\n  "), strings.Join(want, "\n  "), rep.Verdict, out)
+	if got := rep.notPass(); code != 0 || len(got) != 0 || rep.NotChecked != 0 {
+		t.Fatalf("exit %d, cells not passing:\n  %s\nverdict %q\n%s", code, strings.Join(got, "\n  "), rep.Verdict, out)
 	}
 }
 
@@ -192,21 +160,11 @@ func TestAuditAttacksAsAnUnprivilegedAuditor(t *testing.T) {
 			if c := row.Cells["as root"]; c.Status != "not checked" || !strings.Contains(c.Detail, "runs as uid 65534") {
 				t.Errorf("%s / as root: %s %q, want not checked", row.Attack, c.Status, c.Detail)
 			}
-			want := "pass"
-			for _, a := range leakingToday {
-				if a == row.Attack {
-					want = "LEAK"
-				}
-			}
-			if c := row.Cells["unprivileged"]; c.Status != want {
-				t.Errorf("%s / unprivileged: %s %q, want %s", row.Attack, c.Status, c.Detail, want)
+			if c := row.Cells["unprivileged"]; c.Status != "pass" {
+				t.Errorf("%s / unprivileged: %s %q", row.Attack, c.Status, c.Detail)
 			}
 		}
-		wantCode, verdict := 0, "not checked"
-		if len(leakingToday) > 0 {
-			wantCode, verdict = 1, "LEAK"
-		}
-		if code != wantCode || !strings.Contains(rep.Verdict, verdict) || rep.NotChecked != len(auditAttacks) {
+		if code != 0 || !strings.Contains(rep.Verdict, "not checked") || rep.NotChecked != len(auditAttacks) {
 			t.Errorf("exit %d, %d not checked, verdict %q", code, rep.NotChecked, rep.Verdict)
 		}
 	})
