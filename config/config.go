@@ -41,7 +41,13 @@ type Config struct {
 	Telemetry Telemetry `toml:"telemetry"`
 	// Sandbox is how host tools are contained (Linux).
 	Sandbox SandboxConfig `toml:"sandbox"`
-	Unsafe  Unsafe        `toml:"unsafe"`
+	// Network is [network]: the hosts host tools may reach through
+	// hush's egress proxy (network.go).
+	Network Network `toml:"network"`
+	// Secrets is [secrets.NAME]: the hosts each granted secret may be
+	// sent to, by secret name.
+	Secrets map[string]SecretHosts `toml:"secrets"`
+	Unsafe  Unsafe                 `toml:"unsafe"`
 	// Projects holds what the user allowed "always in this project", by
 	// the project's directory (symlinks resolved): [[projects."DIR".rules]]
 	// entries hush writes when asked to (rules.go). Only the user's own
@@ -140,11 +146,16 @@ type ToolConfig struct {
 	Secrets []string          `toml:"secrets"`
 	Timeout Duration          `toml:"timeout"`
 	Image   string            `toml:"image"`   // dockerbash
-	Network string            `toml:"network"` // dockerbash
+	Network string            `toml:"network"` // "none": no network at all (bash, background, dockerbash)
 	Mask    []string          `toml:"mask"`    // dockerbash: extra files hidden in /app
 	// AllowPrivate lets the http tool reach loopback, private and
 	// link-local addresses (http only).
 	AllowPrivate bool `toml:"allow_private"`
+	// NetworkAllow and NetworkDeny are this tool's own [network] allow
+	// and deny: where one of them matches a host, it decides before
+	// [network]'s lists.
+	NetworkAllow []string `toml:"network_allow"`
+	NetworkDeny  []string `toml:"network_deny"`
 	// Seed-001 options.
 	HomeDir    string  `toml:"home_dir"`
 	IsolateNpm bool    `toml:"isolate_npm"`
@@ -363,6 +374,11 @@ func Parse(path string, data []byte) (Config, error) {
 		sort.Strings(keys)
 		return c, fmt.Errorf("%w: %s: unknown key %s", ErrConfig, path, strings.Join(keys, ", "))
 	}
+	for _, name := range sortedKeys(c.Secrets) {
+		if !md.IsDefined("secrets", name, "hosts") {
+			return c, fmt.Errorf("%w: %s: secrets.%s has no hosts: list where the secret may be sent (hosts = [\"api.example.com\"]), or hosts = [] for nowhere", ErrConfig, path, name)
+		}
+	}
 	if err := c.validate(); err != nil {
 		return c, fmt.Errorf("%w: %s: %v", ErrConfig, path, err)
 	}
@@ -439,6 +455,9 @@ func (c *Config) validate() error {
 				return fmt.Errorf("%s: %q holds a NUL byte", l.key, p)
 			}
 		}
+	}
+	if err := c.checkNetwork(); err != nil {
+		return err
 	}
 	if c.Turn.MaxSteps < 0 {
 		return errors.New("turn.max_steps must not be negative")

@@ -166,8 +166,9 @@ func WithProject(user Config, trust TrustStore, dir string) (merged Config, note
 // MergeProject adds a project config to the user's. Untrusted, only deny
 // and ask rules apply. Trusted, its rules are added, its MCP servers join
 // the user's (the user's win a name clash), its [tools.NAME] replace the
-// user's for that tool, and its [turn] values override. [model], [vault]
-// and [project] are never taken from a project. The notes say what was
+// user's for that tool, its [network] allow is added, and its [turn]
+// values override. Its [network] deny applies trusted or not. [model],
+// [vault], [secrets] and [project] are never taken from a project. The notes say what was
 // ignored.
 func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 	out := user
@@ -195,6 +196,12 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 	if len(proj.Sandbox.Allow) > 0 || proj.Sandbox.Docker {
 		notes = append(notes, "its [sandbox] allow and docker are ignored (a project never re-opens what the sandbox hides)")
 	}
+	// A project may close hosts; it opens them only once trusted, and it
+	// never says where your secrets may be sent.
+	out.Network.Deny = append(slices.Clone(user.Network.Deny), proj.Network.Deny...)
+	if len(proj.Secrets) > 0 {
+		notes = append(notes, "its [secrets] are ignored (a project does not choose where your secrets may be sent)")
+	}
 	if !trusted {
 		var allows int
 		for _, r := range proj.Rules {
@@ -220,6 +227,9 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 		if len(proj.Tools) > 0 {
 			ignored = append(ignored, "its [tools] settings")
 		}
+		if len(proj.Network.Allow) > 0 {
+			ignored = append(ignored, "its [network] allow")
+		}
 		if !reflect.ValueOf(proj.Turn).IsZero() {
 			ignored = append(ignored, "its [turn] settings")
 		}
@@ -229,6 +239,7 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 		return out, notes
 	}
 	out.Rules = append(out.Rules, proj.Rules...)
+	out.Network.Allow = append(slices.Clone(user.Network.Allow), proj.Network.Allow...)
 	if len(proj.MCP) > 0 {
 		out.MCP = make(map[string]MCPServer, len(user.MCP)+len(proj.MCP))
 		for n, s := range user.MCP {

@@ -121,7 +121,14 @@ func DescribeProject(c Config, isLiteral func(name, value string) bool) []string
 		out = append(out, line)
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.Tools)) {
-		out = append(out, fmt.Sprintf("settings for the %s tool", n))
+		line := fmt.Sprintf("settings for the %s tool", n)
+		if a := c.Tools[n].NetworkAllow; len(a) > 0 {
+			line += ", letting it reach " + strings.Join(a, ", ")
+		}
+		out = append(out, line)
+	}
+	if len(c.Network.Allow) > 0 {
+		out = append(out, "host tools may reach "+strings.Join(c.Network.Allow, ", ")+" (loopback and private addresses included where listed)")
 	}
 	if c.Turn.System != "" {
 		out = append(out, "a system prompt for the model")
