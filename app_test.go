@@ -15,6 +15,7 @@ import (
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault/keyring"
 	"github.com/hushcli/hush/vault/keyring/keyringtest"
+	"github.com/urfave/cli/v2"
 	gokeyring "github.com/zalando/go-keyring"
 )
 
@@ -26,6 +27,13 @@ type testApp struct {
 	out, errOut    *bytes.Buffer
 	service        string // keyring service, unique per test
 	configDir, dir string
+	project        string
+}
+
+// again is a fresh hush process over ta's dirs and project (nothing loaded
+// yet), reading stdin, writing to ta's buffers.
+func (ta *testApp) again(stdin string) *app {
+	return &app{&session.Env{Ambient: ta.Ambient, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: ta.project, Version: "test"}}
 }
 
 func newTestApp(t *testing.T, stdin string) *testApp {
@@ -47,7 +55,8 @@ func newTestApp(t *testing.T, stdin string) *testApp {
 	if err := os.MkdirAll(project, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ta.app = &app{&session.Env{Ambient: amb, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: project}}
+	ta.project = project
+	ta.app = &app{&session.Env{Ambient: amb, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: project, Version: "test"}}
 	t.Cleanup(func() { _ = gokeyring.DeleteAll(ta.service) })
 	return ta
 }
@@ -83,4 +92,20 @@ func TestAsExit(t *testing.T) {
 			t.Errorf("asExit(%v) = %d %q, want %d and the same message", tt.err, got.code, got.Error(), tt.want)
 		}
 	}
+}
+
+// runCommand runs cmd as hush would (usage errors, stray arguments
+// refused) with args after "hush": args[0] is cmd's name.
+func runCommand(a *app, cmd *cli.Command, args ...string) error {
+	refuseStrayArgs(cmd)
+	for _, c := range cmd.Subcommands {
+		refuseStrayArgs(c)
+	}
+	app := &cli.App{Name: "hush", Writer: a.Stdout, ErrWriter: a.Stderr, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
+	return app.Run(append([]string{"hush"}, args...))
+}
+
+// under is cmds as the subcommands of a command named parent.
+func under(parent string, cmds ...*cli.Command) *cli.Command {
+	return &cli.Command{Name: parent, Subcommands: cmds}
 }

@@ -1,10 +1,30 @@
 package main
 
 import (
+	"io"
+
+	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/vault"
 	"github.com/urfave/cli/v2"
 )
 
-func (a *app) envCommand() *cli.Command {
+// envOptions is `hush env`.
+type envOptions struct {
+	Out     io.Writer
+	Ambient map[string]string
+	Config  func() (loaded, error)
+	Vault   func() (*vault.Layered, error)
+	// Tool is the tool whose environment is shown; Dropped also lists what
+	// its policy named but kept out.
+	Tool    string
+	Dropped bool
+}
+
+func newEnvCmd(f *app, runF func(*envOptions) error) *cli.Command {
+	if runF == nil {
+		runF = runEnv
+	}
 	return &cli.Command{
 		Name:  "env",
 		Usage: "show the environment a tool would start with",
@@ -17,7 +37,29 @@ func (a *app) envCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dropped", Usage: "also list ambient variables the policy named but kept out, and why"},
 		},
 		Action: func(c *cli.Context) error {
-			return a.ShowEnv(c.String("tool"), c.Bool("dropped"))
+			return runF(&envOptions{Out: f.Stdout, Ambient: f.Ambient, Config: f.loadConfig, Vault: f.Vault, Tool: c.String("tool"), Dropped: c.Bool("dropped")})
 		},
 	}
+}
+
+// runEnv prints the environment opts.Tool would start with under its
+// policy (tools.EnvShow), secrets masked.
+func runEnv(opts *envOptions) error {
+	v, err := opts.Vault()
+	if err != nil {
+		return err
+	}
+	all, err := v.All()
+	if err != nil {
+		return err
+	}
+	l, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	policy, extra, err := session.EnvPolicy(*l.Config, l.Dirs.Config, opts.Tool)
+	if err != nil {
+		return err
+	}
+	return tools.EnvShow{Tool: opts.Tool, Ambient: opts.Ambient, Policy: policy, Extra: extra, Secrets: tools.NewSecretSet(all), Dropped: opts.Dropped}.Render(opts.Out)
 }

@@ -29,37 +29,6 @@ type RiskInput struct {
 	Home, Executable, PathEnv string
 }
 
-// LiteralSecrets names every credential written literally where hush
-// expects a ${NAME} reference: model.api_key in config.toml, and a
-// server's env in config.toml or mcp.json (the format the README
-// recommends). Each is one sentence, never the value.
-func LiteralSecrets(c config.Config, mcpJSON map[string]config.MCPServer) []string {
-	var out []string
-	literal := func(name, v string) bool {
-		if strings.Contains(v, "${") || v == "" {
-			return false
-		}
-		return tools.IsCredentialValue(v) || tools.IsCredentialName(name) && tools.LooksLikeSecret(v)
-	}
-	if literal("API_KEY", c.Model.APIKey) {
-		out = append(out, "config.toml has a literal key in model.api_key: store it with `hush vault set OPENAI_API_KEY` (or ANTHROPIC_API_KEY) and write api_key = \"${OPENAI_API_KEY}\"")
-	}
-	for _, src := range []struct {
-		file    string
-		servers map[string]config.MCPServer
-	}{{"config.toml", c.MCP}, {config.MCPFileName, mcpJSON}} {
-		for _, name := range sortedKeys(src.servers) {
-			for _, k := range sortedKeys(src.servers[name].Env) {
-				if literal(k, src.servers[name].Env[k]) {
-					out = append(out, fmt.Sprintf("MCP server %s has a literal value for %s in %s: store it with `hush vault set %s` and write \"${%s}\"",
-						name, k, src.file, k, k))
-				}
-			}
-		}
-	}
-	return out
-}
-
 // Risks lists configuration risks hush can see: each one sentence, never a
 // secret value.
 func Risks(in RiskInput) []string {
@@ -111,7 +80,7 @@ func Risks(in RiskInput) []string {
 	if fi, err := os.Stat(in.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		add("the data dir %s is open to other users (mode %04o): chmod 700 %s", in.DataDir, fi.Mode().Perm(), in.DataDir)
 	}
-	out = append(out, LiteralSecrets(in.Config, in.MCPJSON)...)
+	out = append(out, tools.LiteralSecrets(in.Config, in.MCPJSON)...)
 	if on := in.Config.Unsafe.Any(); len(on) > 0 {
 		add("[unsafe] in config.toml switches protections off (%s)", strings.Join(on, ", "))
 	}

@@ -84,20 +84,6 @@ func TestRisksNameWhatLooksLikeASecret(t *testing.T) {
 	}
 }
 
-func TestLiteralAPIKeyInConfig(t *testing.T) {
-	t.Parallel()
-	c := config.Config{}
-	c.Model.APIKey = "sk-proj-0123456789abcdefghij"
-	got := strings.Join(LiteralSecrets(c, nil), "\n")
-	if !strings.Contains(got, "config.toml has a literal key in model.api_key") || strings.Contains(got, c.Model.APIKey) {
-		t.Fatalf("LiteralSecrets = %q", got)
-	}
-	c.Model.APIKey = "${OPENAI_API_KEY}"
-	if got := LiteralSecrets(c, nil); len(got) != 0 {
-		t.Fatalf("a reference is flagged: %q", got)
-	}
-}
-
 // TestRisksNameASymlinkedHushDir: a config dir reached through a symlink in
 // a directory the user writes (a dotfiles setup) is a risk the sandbox
 // cannot close — a tool replaces the link — so the audit names it; the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/config/atomicfile"
-	"github.com/hushcli/hush/selftest"
+	"github.com/hushcli/hush/tools"
 )
 
 // LoadConfig is what every command that touches hush's files does first:
@@ -42,7 +42,7 @@ func LoadConfig(ambient map[string]string, dir string, errW io.Writer) (config.D
 	if note != "" {
 		fmt.Fprintf(errW, "hush: %s\n", note)
 	}
-	for _, w := range selftest.LiteralSecrets(merged, nil) {
+	for _, w := range tools.LiteralSecrets(merged, nil) {
 		fmt.Fprintln(errW, "hush: warning: "+w)
 	}
 	if on := merged.Unsafe.Any(); len(on) > 0 {

@@ -10,7 +10,6 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
-	"github.com/hushcli/hush/selftest"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/mcp"
@@ -50,7 +49,7 @@ func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, polic
 		// A key written literally in mcp.json (the format the README shows)
 		// is said at start, as one in config.toml is.
 		if fromJSON, err := config.LoadMCPJSON(filepath.Join(opts.Dirs.Config, config.MCPFileName)); err == nil {
-			for _, w := range selftest.LiteralSecrets(config.Config{}, fromJSON) {
+			for _, w := range tools.LiteralSecrets(config.Config{}, fromJSON) {
 				fmt.Fprintln(opts.Stderr, "hush: warning: "+w)
 			}
 		}

@@ -42,9 +42,8 @@ var layers = []struct {
 var layerExceptions = map[string]string{
 	// session still holds command bodies (Env, the chat loop, hush audit):
 	// they move to package main's cmd_*.go, and these edges go with them.
-	"session -> ui":       "the chat loop (session/chat.go)",
-	"session -> wizard":   "hush setup and permission prompts (session/env.go)",
-	"session -> selftest": "hush audit (session/commands.go)",
+	"session -> ui":     "the chat loop (session/chat.go)",
+	"session -> wizard": "hush setup and permission prompts (session/env.go)",
 }
 
 // folderCycleExceptions are folder-level cycles DESIGN's order implies:

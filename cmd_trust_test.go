@@ -1,11 +1,10 @@
-package session
+package main
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/wizard"
@@ -16,7 +15,7 @@ import (
 // built from it end to end); here only how `hush trust` shows it for
 // review.
 var hostileProject = func() string {
-	b, err := os.ReadFile(filepath.Join("..", "config", "testdata", "hostile-project.toml"))
+	b, err := os.ReadFile(filepath.Join("config", "testdata", "hostile-project.toml"))
 	if err != nil {
 		panic(err)
 	}
@@ -39,24 +38,6 @@ type trustFixture struct{ configDir, project string }
 
 func (f trustFixture) store() config.TrustStore { return config.NewTrustStore(f.configDir) }
 
-// trustHere records trust the way `hush trust` does after the person
-// confirmed at the terminal.
-func trustHere(t *testing.T, f trustFixture) {
-	t.Helper()
-	p, err := config.LoadProject(f.project)
-	if err != nil || p == nil {
-		t.Fatalf("load project config: %v", err)
-	}
-	rec, err := f.store().Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Projects[p.Dir] = config.TrustEntry{SHA256: p.SHA256, TrustedAt: time.Now()}
-	if err := f.store().Write(rec); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestDescribeProject(t *testing.T) {
 	t.Parallel()
 	project := t.TempDir()
@@ -65,7 +46,7 @@ func TestDescribeProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(config.DescribeProject(cfg, IsLiteralCredential), "\n")
+	got := strings.Join(config.DescribeProject(cfg, isLiteralCredential), "\n")
 	want := `rule: allow vault.read:* for *
 rule: allow tool.run:bash for *
 rule: deny vault.read:DEPLOY_KEY for *
@@ -86,13 +67,47 @@ func TestTrustNeedsATerminal(t *testing.T) {
 		tty.Close()
 		t.Skip("this test process has a controlling terminal; tests/ checks the refusal through the spawn layer")
 	}
-	w := newVaultWorld(t)
-	writeProjectConfig(t, w.project, hostileProject)
-	err := w.env("y\n").Trust(false)
+	ta := newTestApp(t, "y\n")
+	writeProjectConfig(t, ta.project, hostileProject)
+	err := runTrust(trustOpts(ta.app, confirmOnTerminal, false))
 	if want := "trusting a project needs you at a terminal to confirm, and there is none here; nothing was changed"; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}
-	if _, err := os.Stat(filepath.Join(w.configDir, config.TrustFileName)); err == nil {
+	if _, err := os.Stat(filepath.Join(ta.configDir, config.TrustFileName)); err == nil {
 		t.Error("trust was recorded")
+	}
+}
+
+func trustOpts(a *app, confirm func(string) (bool, error), revoke bool) *trustOptions {
+	return &trustOptions{Out: a.Stdout, Config: a.loadConfig, Project: a.ProjectDir, Confirm: confirm, Revoke: revoke}
+}
+
+// TestTrustRevokeAndNothingToTrust: trust in a project without a project
+// config trusts nothing and asks nothing; trust after a yes records the
+// file; revoke forgets it.
+func TestTrustRevokeAndNothingToTrust(t *testing.T) {
+	t.Parallel()
+	ta := newTestApp(t, "")
+	asked := 0
+	yes := func(string) (bool, error) { asked++; return true, nil }
+	if err := runTrust(trustOpts(ta.app, yes, false)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ta.out.String(), "no "+config.ProjectFile+" in ") || asked != 0 {
+		t.Errorf("trust without a project config: %q (asked %d)", ta.out, asked)
+	}
+	writeProjectConfig(t, ta.project, hostileProject)
+	f := trustFixture{configDir: ta.configDir, project: ta.project}
+	if err := runTrust(trustOpts(ta.again(""), yes, false)); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := f.store().Read(); len(rec.Projects) != 1 || asked != 1 {
+		t.Fatalf("control: trust was not recorded after a yes: %+v (asked %d)", rec, asked)
+	}
+	if err := runTrust(trustOpts(ta.again(""), yes, true)); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := f.store().Read(); err != nil || len(rec.Projects) != 0 {
+		t.Errorf("after revoke the store holds %+v, %v", rec.Projects, err)
 	}
 }
