@@ -1,0 +1,19 @@
+// Package egress is hush's egress proxy and the policy it enforces: where
+// a host tool may connect, and where a granted secret may be sent.
+//
+// A host tool runs in a network of its own whose only way out is this
+// proxy (HTTP_PROXY / HTTPS_PROXY: plain absolute-URI requests and
+// CONNECT). The proxy resolves names itself, decides every connection by
+// the Policy — a call that holds granted secrets reaches only the hosts
+// bound to them; a call that holds none reaches public hosts and never
+// the host's loopback or private ranges unless listed — checks the
+// address it actually connects to, and reports every connection to an
+// audit callback with the names, never the values, of the secrets the
+// call held.
+//
+// It must never: connect, or resolve a name, before the policy allowed
+// the host (a name sent to a DNS server is data leaving); send a byte of
+// a refused request anywhere; hand the user's upstream proxy to a tool;
+// import package tools (the sandbox starts processes, this package only
+// serves sockets it is given).
+package egress
