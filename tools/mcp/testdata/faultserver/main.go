@@ -9,6 +9,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -112,19 +114,35 @@ func main() {
 			mib, _ := a["mib"].(float64)
 			return text(strings.Repeat("x", int(mib*(1<<20))))
 		})
+	out := &stdout{}
 	add("bye", "Answer, then exit at once (a server that ends its own session).", noArgs, func(map[string]any) *mcp.CallToolResult {
-		go func() {
-			time.Sleep(5 * time.Millisecond) // the answer is on its way
-			fmt.Fprintln(os.Stderr, "faultserver: done, exiting")
-			os.Exit(exitDone)
-		}()
+		out.bye.Store(true) // exit once the answer is written
 		return text("bye")
 	})
 	add("fail", "Report a tool error.", noArgs, func(map[string]any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the widget is broken"}}}
 	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out}); err != nil {
 		fmt.Fprintln(os.Stderr, "faultserver:", err)
 		os.Exit(exitServeFailed)
 	}
 }
+
+// stdout is the server's stdout. Once the bye tool armed it, the frame
+// that carries bye's answer is the last thing the server writes: it exits
+// right after writing it, the way a server that ends its own session does.
+// (A timer started in the tool's handler raced the SDK's write of the
+// answer: on a loaded machine the server exited first, and the call it had
+// handled went unanswered.)
+type stdout struct{ bye atomic.Bool }
+
+func (w *stdout) Write(p []byte) (int, error) {
+	n, err := os.Stdout.Write(p)
+	if w.bye.Load() && bytes.Contains(p, []byte(`"text":"bye"`)) {
+		fmt.Fprintln(os.Stderr, "faultserver: done, exiting")
+		os.Exit(exitDone)
+	}
+	return n, err
+}
+
+func (w *stdout) Close() error { return os.Stdout.Close() }
