@@ -47,6 +47,10 @@ type Approval struct {
 	Options []Option
 	// NoColor: no colour and no reverse video (NO_COLOR, --plain).
 	NoColor bool
+	// Width is the terminal's columns (0: unknown). Header wraps a line
+	// wider than that itself, each further row behind the same gutter and
+	// indented, since the terminal would continue it at the left edge.
+	Width int
 }
 
 // Option is one answer of the prompt.
@@ -151,31 +155,31 @@ func (a Approval) Folded() bool {
 // last lines and says how many are left out and how to see them (v).
 func (a Approval) Header() string {
 	var b strings.Builder
-	b.WriteString("\n" + a.Title + "\n")
+	b.WriteString("\n")
+	a.prose(&b, "", a.Title)
 	if len(a.Command) > 0 {
 		n := len(a.Command)
 		noun := "lines"
 		if n == 1 {
 			noun = "line"
 		}
-		fmt.Fprintf(&b, "  command (%d %s, exactly as it will run):\n", n, noun)
+		a.prose(&b, "  ", fmt.Sprintf("command (%d %s, exactly as it will run):", n, noun))
 		write := func(lines []string) {
 			for _, l := range lines {
-				b.WriteString("  │ " + l + "\n")
+				a.gutter(&b, l)
 			}
 		}
 		if a.Folded() {
 			write(a.Command[:headLines])
-			fmt.Fprintf(&b, "  ┆ … %d more lines not shown here: press v to print the whole command …\n", n-headLines-tailLines)
+			a.prose(&b, "  ┆ ", fmt.Sprintf("… %d more lines not shown here: press v to print the whole command …", n-headLines-tailLines))
 			write(a.Command[n-tailLines:])
 		} else {
 			write(a.Command)
 		}
 	}
 	if len(a.HTTP) > 0 {
-		b.WriteString("  │ " + a.HTTP[0] + "\n")
-		for _, h := range a.HTTP[1:] {
-			b.WriteString("  │ " + h + "\n")
+		for _, h := range a.HTTP {
+			a.gutter(&b, h)
 		}
 		if len(a.HTTP) == 1 {
 			b.WriteString("  │ (no headers)\n")
@@ -186,23 +190,23 @@ func (a Approval) Header() string {
 		case n > bodyLines:
 			fmt.Fprintf(&b, "  body (%d lines):\n", n)
 			for _, l := range a.Body[:bodyLines] {
-				b.WriteString("  │ " + l + "\n")
+				a.gutter(&b, l)
 			}
-			fmt.Fprintf(&b, "  ┆ … %d more lines not shown here: press v to print the whole body …\n", n-bodyLines)
+			a.prose(&b, "  ┆ ", fmt.Sprintf("… %d more lines not shown here: press v to print the whole body …", n-bodyLines))
 		default:
 			b.WriteString("  body:\n")
 			for _, l := range a.Body {
-				b.WriteString("  │ " + l + "\n")
+				a.gutter(&b, l)
 			}
 		}
 	}
 	if a.Detail != "" && len(a.HTTP) == 0 {
 		for _, l := range strings.Split(a.Detail, "\n") {
-			b.WriteString("  " + l + "\n")
+			a.rows(&b, "  ", "    ", l)
 		}
 	}
 	if a.Dir != "" {
-		b.WriteString("  in " + Visible(a.Dir) + "\n")
+		a.rows(&b, "  in ", "     ", Visible(a.Dir))
 	}
 	switch {
 	case len(a.Secrets) > 0:
@@ -210,12 +214,12 @@ func (a Approval) Header() string {
 		for i, s := range a.Secrets {
 			vis[i] = Visible(s)
 		}
-		b.WriteString("  secrets it would receive: " + strings.Join(vis, ", ") + " (each read is asked about on its own)\n")
+		a.prose(&b, "  ", "secrets it would receive: "+strings.Join(vis, ", ")+" (each read is asked about on its own)")
 	case a.HasCommand:
-		b.WriteString("  secrets it would receive: none\n")
+		a.prose(&b, "  ", "secrets it would receive: none")
 	}
 	if a.Note != "" {
-		b.WriteString("  " + a.Note + "\n")
+		a.prose(&b, "  ", a.Note)
 	}
 	return b.String()
 }
@@ -224,15 +228,97 @@ func (a Approval) Header() string {
 func (a Approval) FullCommand() string {
 	var b strings.Builder
 	if len(a.Body) > 0 && len(a.Command) == 0 {
-		fmt.Fprintf(&b, "  whole body (%d lines):\n", len(a.Body))
+		a.prose(&b, "  ", fmt.Sprintf("whole body (%d lines):", len(a.Body)))
 		for _, l := range a.Body {
-			b.WriteString("  │ " + l + "\n")
+			a.gutter(&b, l)
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "  whole command (%d lines):\n", len(a.Command))
+	a.prose(&b, "  ", fmt.Sprintf("whole command (%d lines):", len(a.Command)))
 	for _, l := range a.Command {
-		b.WriteString("  │ " + l + "\n")
+		a.gutter(&b, l)
+	}
+	return b.String()
+}
+
+// gutter writes one line of a command or request behind the "  │ "
+// gutter (rows).
+func (a Approval) gutter(b *strings.Builder, l string) { a.rows(b, "  │ ", "  │   ", l) }
+
+// rows writes l after lead. A line wider than the terminal is wrapped
+// here, every character kept, each further row behind cont (for a
+// command: the gutter and two more spaces), so a wrapped line reads as one
+// and never restarts at the left edge. Tabs are expanded to the
+// terminal's stops for the wrap.
+func (a Approval) rows(b *strings.Builder, lead, cont, l string) {
+	if a.Width <= 0 || ansi.StringWidth(lead)+ansi.StringWidth(l) <= a.Width && !strings.Contains(l, "\t") {
+		b.WriteString(lead + l + "\n")
+		return
+	}
+	l = expandTabs(l, ansi.StringWidth(lead))
+	prefix, limit := lead, a.Width-ansi.StringWidth(lead)
+	if a.Width-ansi.StringWidth(cont) < 10 {
+		b.WriteString(lead + l + "\n") // too narrow to wrap usefully: the terminal wraps
+		return
+	}
+	for {
+		row, rest := cutWidth(l, limit)
+		b.WriteString(prefix + row + "\n")
+		if rest == "" {
+			return
+		}
+		l, prefix, limit = rest, cont, a.Width-ansi.StringWidth(cont)
+	}
+}
+
+// prose writes hush's own words after lead, wrapped at spaces to the
+// terminal's width, further rows indented two more columns.
+func (a Approval) prose(b *strings.Builder, lead, text string) {
+	w := a.Width - ansi.StringWidth(lead) - 2
+	if a.Width <= 0 || ansi.StringWidth(lead)+ansi.StringWidth(text) <= a.Width || w < 10 {
+		b.WriteString(lead + text + "\n")
+		return
+	}
+	cont := strings.Repeat(" ", ansi.StringWidth(lead)+2)
+	for i, r := range strings.Split(ansi.Wrap(text, w, ""), "\n") {
+		if i == 0 {
+			b.WriteString(lead + strings.TrimRight(r, " ") + "\n")
+		} else {
+			b.WriteString(cont + strings.TrimRight(r, " ") + "\n")
+		}
+	}
+}
+
+// cutWidth splits l after the most characters that fit in cols columns
+// (at least one), keeping every byte: row+rest == l.
+func cutWidth(l string, cols int) (row, rest string) {
+	w := 0
+	for i, r := range l {
+		rw := ansi.StringWidth(string(r))
+		if w+rw > cols && i > 0 {
+			return l[:i], l[i:]
+		}
+		w += rw
+	}
+	return l, ""
+}
+
+// expandTabs replaces each tab in l by the spaces to the next multiple of
+// 8 columns, counting from col (where l starts on the screen).
+func expandTabs(l string, col int) string {
+	if !strings.Contains(l, "\t") {
+		return l
+	}
+	var b strings.Builder
+	for _, r := range l {
+		if r == '\t' {
+			n := 8 - col%8
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(r)
+		col += ansi.StringWidth(string(r))
 	}
 	return b.String()
 }
@@ -321,13 +407,13 @@ func (m ChoiceModel) Init() tea.Cmd { return nil }
 
 // WithWidth wraps the options and the hint to a terminal cols wide.
 func (m ChoiceModel) WithWidth(cols int) ChoiceModel {
-	m.width = cols
+	m.width, m.A.Width = cols, cols
 	return m
 }
 
 func (m ChoiceModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if ws, ok := msg.(tea.WindowSizeMsg); ok {
-		m.width = ws.Width
+		m.width, m.A.Width = ws.Width, ws.Width
 		if m.pager != nil {
 			m.pager.resize(ws.Height, ws.Width)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/hushcli/hush/executor"
 )
 
@@ -251,3 +252,55 @@ func TestChoiceWrapsToTheWidth(t *testing.T) {
 		t.Errorf("without a width the option is not one row:\n%s", v)
 	}
 }
+
+// TestCommandWrapsBehindItsGutter: at 60 columns a command line wider than
+// the screen is wrapped by hush, every row behind the │ gutter (the further
+// ones indented), no row wider than the screen, and nothing lost: the rows
+// put together are the line, byte for byte. Tabs and wide characters count
+// by the columns they take.
+func TestCommandWrapsBehindItsGutter(t *testing.T) {
+	t.Parallel()
+	long := script330 + "\techo 日本語のテキスト " + strings.Repeat("x", 70)
+	a := NewApproval(bashReq("short line\n" + long))
+	a.Width = 60
+	h := a.Header()
+	var rows []string
+	inCommand := false
+	for _, l := range strings.Split(h, "\n") {
+		if w := ansiWidth(l); w > 60 {
+			t.Errorf("a row of %d columns at 60: %q", w, l)
+		}
+		switch {
+		case strings.HasPrefix(l, "  command ("):
+			inCommand = true
+		case inCommand && strings.HasPrefix(l, "  │ "):
+			rows = append(rows, l)
+		case inCommand:
+			inCommand = false
+		}
+	}
+	if len(rows) < 7 || rows[0] != "  │ short line" {
+		t.Fatalf("command rows:\n%s", strings.Join(rows, "\n"))
+	}
+	var joined strings.Builder
+	for i, r := range rows[1:] {
+		if i > 0 && !strings.HasPrefix(r, "  │   ") {
+			t.Errorf("continuation row %d is not indented behind the gutter: %q", i, r)
+		}
+		if i == 0 {
+			joined.WriteString(strings.TrimPrefix(r, "  │ "))
+		} else {
+			joined.WriteString(strings.TrimPrefix(r, "  │   "))
+		}
+	}
+	if want := expandTabs(long, 4); joined.String() != want {
+		t.Errorf("the wrapped rows are not the line:\n got %q\nwant %q", joined.String(), want)
+	}
+	// Unknown width: one row a line, as written.
+	a.Width = 0
+	if h := a.Header(); !strings.Contains(h, "  │ "+long+"\n") {
+		t.Errorf("without a width the line is not one row:\n%s", h)
+	}
+}
+
+func ansiWidth(s string) int { return ansi.StringWidth(s) }

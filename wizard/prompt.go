@@ -43,6 +43,7 @@ func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.
 	a := NewApproval(req)
 	a.NoColor = p.NoColor
 	rows, cols := terminalSize(p.Out, p.In)
+	a.Width = cols
 	m := NewChoiceModel(a).WithWidth(cols)
 	header := a.Header()
 	switch {
