@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"path"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,11 +221,18 @@ func TestParseToolPattern(t *testing.T) {
 	}
 }
 
-// FuzzCommandAllowed: the matcher never panics, and never allows a
-// command holding a substitution through a prefix rule.
+// FuzzCommandAllowed: the matcher never panics, and a command it allows
+// through the prefix rules go test:*, tail:* and echo:* is, by a walk of
+// its own over the parse tree, made only of those commands: no command,
+// process or arithmetic substitution, no function, no eval / source, no
+// assignment before a command, no redirection to an absolute path (other
+// than /dev/null, /dev/stdout, /dev/stderr) or out of the project.
 func FuzzCommandAllowed(f *testing.F) {
 	for _, s := range []string{"go test ./... 2>&1 | tail -20", "go test $(id)", "go test `id`", "echo <(id)",
-		"go test > ../x", "eval x", "go test ${a[$(id)]}", "(go test) | tail", "go test \"$(id)\""} {
+		"go test > ../x", "eval x", "go test ${a[$(id)]}", "(go test) | tail", "go test \"$(id)\"",
+		"echo x >&/tmp/x", "echo x > build/../../x", "go test <<EOF\n$(id)\nEOF", "tail <<< $((1+2))",
+		"X=1 go test", "echo ${x@P}", "{ echo a; tail; } > out.txt", "echo a >\\\n/etc/x", "go test & tail",
+		"echo $'\\x41'", "echo {a,b}>x", "\\go test", "'go' test | tail", "echo x >| ~/y", "echo 2>&-"} {
 		f.Add(s)
 	}
 	rules := []CommandRule{ParseCommandPattern("bash", "go test:*"), ParseCommandPattern("bash", "tail:*"),
@@ -235,21 +243,68 @@ func FuzzCommandAllowed(f *testing.F) {
 		if !allowed {
 			return
 		}
-		if strings.Contains(cmd, "$(") || strings.Contains(cmd, "`") || strings.Contains(cmd, "<(") || strings.Contains(cmd, ">(") {
-			// Allowed only if the parser saw none: quoted in '…' or escaped.
-			f, err := parseShell(cmd)
-			if err != nil {
-				t.Fatalf("allowed %q, which does not parse", cmd)
-			}
-			syntax.Walk(f, func(n syntax.Node) bool {
-				switch n.(type) {
-				case *syntax.CmdSubst, *syntax.ProcSubst:
-					t.Fatalf("allowed %q, which holds a substitution", cmd)
-				}
-				return true
-			})
+		file, err := parseShell(cmd)
+		if err != nil {
+			t.Fatalf("allowed %q, which does not parse: %v", cmd, err)
 		}
+		syntax.Walk(file, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.FuncDecl,
+				*syntax.DeclClause, *syntax.LetClause, *syntax.CoprocClause, *syntax.ExtGlob:
+				t.Fatalf("allowed %q, which holds a %T", cmd, n)
+			case *syntax.Stmt:
+				if n.Background || n.Coprocess {
+					t.Fatalf("allowed %q, which starts a background job", cmd)
+				}
+			case *syntax.CallExpr:
+				if len(n.Assigns) > 0 {
+					t.Fatalf("allowed %q, which assigns before a command", cmd)
+				}
+				if len(n.Args) == 0 {
+					return true
+				}
+				name := plainWord(n.Args[0])
+				switch {
+				case name == "echo", name == "tail":
+				case name == "go" && len(n.Args) > 1 && plainWord(n.Args[1]) == "test":
+				default:
+					t.Fatalf("allowed %q, which runs %q", cmd, name)
+				}
+			case *syntax.Redirect:
+				switch n.Op {
+				case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+					return true
+				}
+				target := n.Word.Lit()
+				if n.Op == syntax.DplIn || n.Op == syntax.DplOut {
+					if target == "-" || (target != "" && strings.Trim(target, "0123456789") == "") {
+						return true
+					}
+					t.Fatalf("allowed %q, which duplicates to %q", cmd, target)
+				}
+				switch target {
+				case "/dev/null", "/dev/stdout", "/dev/stderr":
+					return true
+				case "":
+					t.Fatalf("allowed %q, whose redirection target is not a plain word", cmd)
+				}
+				if c := path.Clean(target); path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") || strings.HasPrefix(c, "~") {
+					t.Fatalf("allowed %q, which redirects to %q", cmd, target)
+				}
+			}
+			return true
+		})
 	})
+}
+
+// plainWord is w as printed with its quotes removed, or "" when the
+// printed word holds anything a shell expands.
+func plainWord(w *syntax.Word) string {
+	var b strings.Builder
+	if syntax.NewPrinter().Print(&b, w) != nil || strings.ContainsAny(b.String(), "$`\\*?[{~") {
+		return ""
+	}
+	return strings.NewReplacer("'", "", `"`, "").Replace(b.String())
 }
 
 // TestSessionRuleCoversOnlyItsCommands: "allow for this session" on a bash
