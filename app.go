@@ -13,6 +13,7 @@ import (
 	"github.com/hushcli/hush/tools/guard"
 	"github.com/hushcli/hush/tools/sandbox"
 	"github.com/urfave/cli/v2"
+	"github.com/xrash/smetrics"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -100,6 +101,9 @@ func (a *app) main(args []string) int {
 
 func (a *app) cliApp() *cli.App {
 	app := a.newCLIApp()
+	// urfave/cli adds --help to the root only when it adds its own help
+	// command, which helpCommand replaces.
+	app.Flags = append(app.Flags, cli.HelpFlag)
 	hideLeafHelpCommands(app.Commands)
 	var walk func([]*cli.Command)
 	walk = func(cmds []*cli.Command) {
@@ -161,6 +165,39 @@ func noHelpTopic(err error) error {
 	return &exitError{exitUsage, fmt.Errorf("no help for %q: hush has no such command (see hush --help)", topic)}
 }
 
+// helpCommand is `hush help [COMMAND [SUBCOMMAND]]`: exactly what `hush
+// COMMAND SUBCOMMAND --help` prints. urfave/cli's own printed a command
+// with subcommands (hush help vault) without its subcommands or options,
+// and read only the first word.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Aliases:   []string{"h"},
+		Usage:     "show a command's help: hush help vault set is hush vault set --help",
+		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		Action: func(c *cli.Context) error {
+			words := c.Args().Slice()
+			if len(words) == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			cmds, path := c.App.Commands, c.App.Name
+			for _, w := range words {
+				var found *cli.Command
+				for _, cmd := range cmds {
+					if cmd.HasName(w) {
+						found = cmd
+					}
+				}
+				if found == nil {
+					return &exitError{exitUsage, fmt.Errorf("no help for %q: %s has no such command (see %s --help)", strings.Join(words, " "), path, path)}
+				}
+				cmds, path = found.Subcommands, path+" "+found.Name
+			}
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, words...), "--help"))
+		},
+	}
+}
+
 // hideLeafHelpCommands drops the "help" (alias "h") subcommand urfave/cli
 // gives every command from commands that have no subcommands of their own:
 // there it swallowed an argument, so `hush mcp tools h` printed help
@@ -174,12 +211,13 @@ func hideLeafHelpCommands(cmds []*cli.Command) {
 	}
 }
 
-// usageError reports a bad flag in one line, then the command's usage
-// line: not the whole help around the error twice.
+// usageError reports a bad flag in one line — with the flag meant, when
+// one is close (--modle: did you mean --model?) — and then one line of
+// usage: not the whole help around the error twice.
 func usageError(c *cli.Context, err error, _ bool) error {
-	name, args := c.App.HelpName, c.App.ArgsUsage
+	name, args, flags := c.App.HelpName, c.App.ArgsUsage, c.App.Flags
 	if c.Command != nil && c.Command.Name != "" {
-		name, args = c.Command.HelpName, c.Command.ArgsUsage
+		name, args, flags = c.Command.HelpName, c.Command.ArgsUsage, c.Command.Flags
 	}
 	usage := strings.TrimSpace(name + " [options] " + args)
 	msg := err.Error()
@@ -188,8 +226,44 @@ func usageError(c *cli.Context, err error, _ bool) error {
 			flag = "-" + flag
 		}
 		msg = "unknown flag -" + flag
+		if near := nearFlag(flags, strings.TrimLeft(flag, "-")); near != "" {
+			msg += "; did you mean " + near + "?"
+		}
 	}
-	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s\n(%s --help lists the options)", msg, usage, name)}
+	return &exitError{exitUsage, fmt.Errorf("%s\nusage: %s; %s --help explains each option", msg, usage, name)}
+}
+
+// nearFlag is the flag a mistyped name most likely meant: the one within
+// one edit (two for names of five letters or more) or, failing that, the
+// only one it is the start of; "" when none is that close or the name is
+// a single letter.
+func nearFlag(flags []cli.Flag, typed string) string {
+	if len(typed) < 2 {
+		return ""
+	}
+	best, bestD := "", 3
+	var prefixed []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) < 2 {
+				continue
+			}
+			d := smetrics.WagnerFischer(typed, n, 1, 1, 1)
+			if limit := min(2, len(typed)/3+1); d <= limit && d < bestD {
+				best, bestD = n, d
+			}
+			if len(typed) >= 3 && strings.HasPrefix(n, typed) {
+				prefixed = append(prefixed, n)
+			}
+		}
+	}
+	switch {
+	case best != "":
+		return "--" + best
+	case len(prefixed) == 1:
+		return "--" + prefixed[0]
+	}
+	return ""
 }
 
 func (a *app) newCLIApp() *cli.App {
@@ -236,6 +310,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.mcpCommand(),
 			a.sandboxCommand(),
 			a.sessionsCommand(),
+			helpCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
 	}

@@ -21,10 +21,18 @@ func TestCLIConventions(t *testing.T) {
 		not  []string
 	}{
 		{[]string{"frobnicate"}, 2, []string{`hush: unknown command "frobnicate" (see hush --help)`}, []string{"No help topic", "USAGE:"}},
-		{[]string{"--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush [options]\n(hush --help lists the options)\n"}, []string{"USAGE:", "Incorrect Usage"}},
+		{[]string{"--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush [options]; hush --help explains each option\n"}, []string{"USAGE:", "Incorrect Usage", "did you mean"}},
+		// A flag one letter off names the flag meant, on the same line.
+		{[]string{"run", "--modle", "x", "hi"}, 2, []string{"hush: unknown flag --modle; did you mean --model?\nusage: hush run [options] PROMPT"}, []string{"USAGE:", "OPTIONS:"}},
+		{[]string{"audit", "--no-dcoker"}, 2, []string{"hush: unknown flag --no-dcoker; did you mean --no-docker?\nusage: hush audit [options]; hush audit --help explains each option\n"}, []string{"OPTIONS:"}},
 		{[]string{"vault", "list", "--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush vault list [options]"}, []string{"USAGE:"}},
 		{[]string{"help"}, 0, []string{"USAGE:", "run "}, nil},
 		{[]string{"help", "run"}, 0, []string{"hush run - run one agent turn"}, nil},
+		// help of a command with subcommands lists them and its options,
+		// and reads every word: help vault set is vault set's help.
+		{[]string{"help", "vault"}, 0, []string{"COMMANDS:", "   set ", "   reveal ", "OPTIONS:", "--help"}, nil},
+		{[]string{"help", "vault", "set"}, 0, []string{"hush vault set - store a secret"}, []string{"COMMANDS:"}},
+		{[]string{"help", "vault", "frob"}, 2, []string{`hush: no help for "vault frob": hush vault has no such command (see hush vault --help)`}, nil},
 		// A word hush does not know is an error, never help or a silently
 		// ignored argument (`hush audit frob` ran the whole audit).
 		{[]string{"vault", "frob"}, 2, []string{`hush: unknown command "hush vault frob" (see hush vault --help)`}, []string{"No help topic", "USAGE:"}},
