@@ -158,7 +158,8 @@ func (p *Policy) Bind(secrets []string, host string, port int) *Policy {
 		q.session[k] = v
 	}
 	// The person saw the host; where it is an address or localhost they
-	// saw that too.
+	// saw that too. (A name the config lists may be private as well:
+	// decideHolding asks Named.)
 	_, literal := parseAddr(host)
 	private := literal || isLocalhost(host)
 	for _, s := range secrets {
@@ -249,7 +250,8 @@ func (p *Policy) decideHolding(call Call, host string, port int) Verdict {
 		}
 		if ok {
 			rule := found.source + " " + strconv.Quote(found.pat.String())
-			return Verdict{Action: Allow, Rule: rule, Reason: fmt.Sprintf("%s is bound to %s (%s)", s, hp, rule), private: found.private}
+			return Verdict{Action: Allow, Rule: rule, Reason: fmt.Sprintf("%s is bound to %s (%s)", s, hp, rule),
+				private: found.private || strings.HasPrefix(found.source, "session ") && p.Named(call.Tool, host, port)}
 		}
 	}
 	var bound []string
@@ -267,6 +269,19 @@ func (p *Policy) decideHolding(call Call, host string, port int) Verdict {
 	return Verdict{Action: Ask, Rule: "not bound: " + strings.Join(held, ","),
 		Reason: fmt.Sprintf("%s holds %s, which may be sent only to %s: to allow %s, add %q to hosts under [secrets.%s] in config.toml",
 			call.Tool, names, where, hp, hp, held[0])}
+}
+
+// Named reports whether the user's config names host:port for tool
+// itself — an allow of [network] or the tool's own that is not "*" —
+// so that an approval of it may reach what it resolves to, private
+// addresses included.
+func (p *Policy) Named(tool, host string, port int) bool {
+	host = config.NormalizeHost(host)
+	r, ok := best(p.tools[tool], host, port)
+	if !ok {
+		r, ok = best(p.global, host, port)
+	}
+	return ok && r.action == Allow && r.pat.Host != "*"
 }
 
 // Addrs keeps the addresses host may be reached at under v: all of them
