@@ -104,7 +104,14 @@ func (a *app) cliApp() *cli.App {
 	// urfave/cli adds --help to the root only when it adds its own help
 	// command, which helpCommand replaces.
 	app.Flags = append(app.Flags, cli.HelpFlag)
-	hideLeafHelpCommands(app.Commands)
+	prepareCommands(app.Commands)
+	return app
+}
+
+// prepareCommands gives every command hush's handling of usage errors,
+// stray arguments and help.
+func prepareCommands(cmds []*cli.Command) {
+	hideLeafHelpCommands(cmds)
 	var walk func([]*cli.Command)
 	walk = func(cmds []*cli.Command) {
 		for _, c := range cmds {
@@ -115,8 +122,7 @@ func (a *app) cliApp() *cli.App {
 			walk(c.Subcommands)
 		}
 	}
-	walk(app.Commands)
-	return app
+	walk(cmds)
 }
 
 // refuseStrayArgs makes a word hush does not know an error, not something

@@ -94,13 +94,10 @@ func TestAsExit(t *testing.T) {
 	}
 }
 
-// runCommand runs cmd as hush would (usage errors, stray arguments
-// refused) with args after "hush": args[0] is cmd's name.
+// runCommand runs a freshly built cmd as hush would (usage errors, stray
+// arguments refused) with args after "hush": args[0] is cmd's name.
 func runCommand(a *app, cmd *cli.Command, args ...string) error {
-	refuseStrayArgs(cmd)
-	for _, c := range cmd.Subcommands {
-		refuseStrayArgs(c)
-	}
+	prepareCommands([]*cli.Command{cmd})
 	app := &cli.App{Name: "hush", Writer: a.Stdout, ErrWriter: a.Stderr, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
 	return app.Run(append([]string{"hush"}, args...))
 }

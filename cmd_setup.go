@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 )
@@ -62,7 +63,14 @@ func (a *app) runSetup(ctx context.Context, accessible bool) error {
 	}
 	err = wizard.SetupRun{In: a.Stdin, Out: a.Stdout, Err: a.Stderr, TTY: a.Terminal(), Accessible: accessible || a.Ambient["ACCESSIBLE"] != "",
 		Config: a.Config(), Backend: a.Backend(), ConfigPath: filepath.Join(a.Dirs().Config, config.FileName), DataDir: a.Dirs().Data,
-		Registry: a.Registry(), Proxy: a.Proxy(), Vault: lv, HTTP: a.HTTPClient(), BeforeForm: a.ResolveBackground}.Run(ctx)
+		Registry: a.Registry(), Proxy: a.Proxy(), Vault: lv, HTTP: a.HTTPClient(), BeforeForm: a.ResolveBackground,
+		MoveTo: func(name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error) {
+			v, err := a.sessionVault()
+			if err != nil {
+				return vault.MoveReport{}, err
+			}
+			return v.MoveTo(a.Registry(), name, a.Dirs(), extra, settings)
+		}}.Run(ctx)
 	switch {
 	case errors.Is(err, wizard.ErrAborted):
 		return &exitError{exitInterrupted, err}

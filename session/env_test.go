@@ -84,7 +84,7 @@ func TestEnvVaultIsOpenedOnce(t *testing.T) {
 	if got := e.Redact("v-2b7c9d1e3f4a5b6c"); got != "v-2b7c9d1e3f4a5b6c" {
 		t.Errorf("control: a value not in the vault is redacted: %q", got)
 	}
-	if err := e.VaultSet("DEPLOY_TOKEN"); err != nil {
+	if err := lv.Set("DEPLOY_TOKEN", "v-2b7c9d1e3f4a5b6c"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.Redact("v-2b7c9d1e3f4a5b6c"); got != "[REDACTED:DEPLOY_TOKEN]" {

@@ -113,7 +113,7 @@ func TestMCPListStartsServersInTheSandbox(t *testing.T) {
 	const value = "vaultcanary-5e6f7a8b9c0d"
 	for _, sandboxed := range []bool{true, false} {
 		w := newVaultWorld(t)
-		if err := w.env(value).VaultSet("SOME_TOKEN"); err != nil {
+		if err := w.open(t).Set("SOME_TOKEN", value); err != nil {
 			t.Fatal(err)
 		}
 		seen := filepath.Join(t.TempDir(), "seen")

@@ -304,19 +304,20 @@ func (p *Proxy) SwitchBackend(reg *Registry, name, dataDir string, extra map[str
 	return rep, nil
 }
 
-// Switch moves every secret to backend name of reg, in dataDir, and makes
-// it the backend (`hush vault backend NAME`): commit writes the config
-// change. With secrets to move, confirm(n) must say yes — it asks the
-// person at the controlling terminal and fails without one, so a tool
-// cannot move secrets somewhere it can read.
-func (c *Commands) Switch(reg *Registry, name, dataDir string, confirm func(n int) (bool, error), commit func() error) error {
+// Switch makes backend name the backend (`hush vault backend NAME`):
+// known are the backends hush can open, and move moves every secret there
+// with the config change as its commit point (session.Vault.MoveTo, the
+// one backend switch). With secrets to move, confirm(n) must say yes — it
+// asks the person at the controlling terminal and fails without one, so a
+// tool cannot move secrets somewhere it can read.
+func (c *Commands) Switch(known []string, name string, confirm func(n int) (bool, error), move func() (MoveReport, error)) error {
 	cur := c.Backend
 	if name == cur {
 		fmt.Fprintf(c.Out, "already using the %s backend\n", name)
 		return nil
 	}
-	if !slices.Contains(reg.Names(), name) {
-		return fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(reg.Names(), ", "))
+	if !slices.Contains(known, name) {
+		return fmt.Errorf("unknown vault backend %q (known: %s)", name, strings.Join(known, ", "))
 	}
 	names, err := c.Proxy.Names()
 	if err != nil {
@@ -332,7 +333,7 @@ func (c *Commands) Switch(reg *Registry, name, dataDir string, confirm func(n in
 			return nil
 		}
 	}
-	rep, err := c.Proxy.SwitchBackend(reg, name, dataDir, nil, commit)
+	rep, err := move()
 	if err != nil {
 		return err
 	}

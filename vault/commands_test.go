@@ -177,18 +177,21 @@ func TestCommandsSwitch(t *testing.T) {
 	reg := vault.NewRegistry()
 	reg.Register("other", func(string) (vault.Vault, error) { return newMem(), nil })
 	commits := 0
-	commit := func() error { commits++; return nil }
-	if err := c.Switch(reg, "envfile", t.TempDir(), nil, commit); err != nil || out.String() != "already using the envfile backend\n" {
+	dataDir := t.TempDir()
+	move := func() (vault.MoveReport, error) {
+		return c.Proxy.SwitchBackend(reg, "other", dataDir, nil, func() error { commits++; return nil })
+	}
+	if err := c.Switch(reg.Names(), "envfile", nil, move); err != nil || out.String() != "already using the envfile backend\n" {
 		t.Errorf("same backend: %q, %v", out.String(), err)
 	}
-	if err := c.Switch(reg, "nope", t.TempDir(), nil, commit); err == nil || !strings.HasPrefix(err.Error(), `unknown vault backend "nope"`) {
+	if err := c.Switch(reg.Names(), "nope", nil, move); err == nil || !strings.HasPrefix(err.Error(), `unknown vault backend "nope"`) {
 		t.Errorf("unknown: %v", err)
 	}
 	out.Reset()
-	if err := c.Switch(reg, "other", t.TempDir(), func(n int) (bool, error) { return n != 1, nil }, commit); err != nil || commits != 0 || out.String() != "nothing was changed\n" {
+	if err := c.Switch(reg.Names(), "other", func(n int) (bool, error) { return n != 1, nil }, move); err != nil || commits != 0 || out.String() != "nothing was changed\n" {
 		t.Errorf("declined: %q, %v, %d commits", out.String(), err, commits)
 	}
-	if err := c.Switch(reg, "other", t.TempDir(), func(int) (bool, error) { return true, nil }, commit); err != nil || commits != 1 || c.Backend != "other" {
+	if err := c.Switch(reg.Names(), "other", func(int) (bool, error) { return true, nil }, move); err != nil || commits != 1 || c.Backend != "other" {
 		t.Fatalf("confirmed: %v, %d commits, backend %q", err, commits, c.Backend)
 	}
 	if v, err := c.Proxy.Get("A"); err != nil || v != "1" {

@@ -32,8 +32,12 @@ type SetupRun struct {
 	DataDir    string
 	Registry   *vault.Registry
 	Proxy      *vault.Proxy
-	Vault      *vault.Layered
-	HTTP       *http.Client
+	// MoveTo moves every secret, plus extra, to backend name with the
+	// settings written to config.toml as the commit point (the one backend
+	// switch, session.Vault.MoveTo).
+	MoveTo func(name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error)
+	Vault  *vault.Layered
+	HTTP   *http.Client
 	// BeforeForm runs before the form draws (resolving the terminal's
 	// background colour); may be nil.
 	BeforeForm func()
@@ -157,10 +161,7 @@ func (s SetupRun) Run(ctx context.Context) error {
 			}
 			t.Close()
 		}
-		rep, err := s.Proxy.SwitchBackend(reg, ans.Backend, s.DataDir, extra, func() error {
-			_, err := config.UpdateConfig(cfgPath, settings...)
-			return err
-		})
+		rep, err := s.MoveTo(ans.Backend, extra, settings)
 		if err != nil {
 			return err
 		}

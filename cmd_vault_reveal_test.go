@@ -1,18 +1,17 @@
-package session_test
+package main
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hushcli/hush/executor/auditlog"
-	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
-	"github.com/hushcli/hush/wizard"
 )
 
 // fakeTTY is a terminal: what the person types, and what hush writes.
@@ -37,23 +36,23 @@ func TestRevealAsksAndAudits(t *testing.T) {
 	audit := auditlog.Open(logPath)
 
 	yes := &fakeTTY{in: strings.NewReader("y\n")}
-	if err := session.Reveal(context.Background(), yes, audit, lv, "API_TOKEN"); err != nil {
+	if err := reveal(context.Background(), yes, audit, lv, "API_TOKEN"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(yes.out.String(), "Show the value of API_TOKEN (from the vault)") || !strings.HasSuffix(yes.out.String(), secret+"\n") {
 		t.Errorf("terminal after yes: %q", yes.out.String())
 	}
 	no := &fakeTTY{in: strings.NewReader("n\n")}
-	if err := session.Reveal(context.Background(), no, audit, lv, "API_TOKEN"); err != nil {
+	if err := reveal(context.Background(), no, audit, lv, "API_TOKEN"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(no.out.String(), secret) || !strings.HasSuffix(no.out.String(), "not shown\n") {
 		t.Errorf("terminal after no: %q", no.out.String())
 	}
-	if err := session.Reveal(context.Background(), nil, audit, nil, "API_TOKEN"); err != session.ErrRevealNeedsTerminal {
+	if err := reveal(context.Background(), nil, audit, nil, "API_TOKEN"); err != errRevealNeedsTerminal {
 		t.Errorf("without a terminal: %v", err)
 	}
-	if err := session.Reveal(context.Background(), &fakeTTY{in: strings.NewReader("y\n")}, audit, lv, "MISSING"); err == nil {
+	if err := reveal(context.Background(), &fakeTTY{in: strings.NewReader("y\n")}, audit, lv, "MISSING"); err == nil {
 		t.Error("revealing a missing name succeeded")
 	}
 	entries, _, err := auditlog.Read(logPath)
@@ -70,25 +69,22 @@ func TestRevealAsksAndAudits(t *testing.T) {
 	}
 }
 
-func TestRevealOnTerminalWithoutOneRecordsTheDenial(t *testing.T) {
+func TestVaultRevealWithoutATerminalRecordsTheDenial(t *testing.T) {
 	t.Parallel()
-	if tty, err := wizard.ControllingTerminal(); err == nil {
-		tty.Close()
-		t.Skip("this test runs with a controlling terminal")
-	}
 	dataDir := t.TempDir()
 	open := func() (*vault.Layered, error) {
 		t.Error("the vault was opened without a terminal to reveal on")
 		return nil, errors.New("unused")
 	}
-	if err := session.RevealOnTerminal(context.Background(), dataDir, func(s string) { t.Log(s) }, open, "API_TOKEN"); !errors.Is(err, session.ErrRevealNeedsTerminal) {
-		t.Errorf("err %v, want session.ErrRevealNeedsTerminal", err)
+	noTTY := func() (io.ReadWriteCloser, error) { return nil, errors.New("no controlling terminal") }
+	if err := runVaultReveal(&vaultRevealOptions{DataDir: dataDir, Warn: func(s string) { t.Log(s) }, Terminal: noTTY, Vault: open, Name: "API_TOKEN"}); !errors.Is(err, errRevealNeedsTerminal) {
+		t.Errorf("err %v, want errRevealNeedsTerminal", err)
 	}
 	log, err := os.ReadFile(filepath.Join(dataDir, auditlog.FileName))
-	if err != nil || !strings.Contains(string(log), "vault.read:API_TOKEN") || !strings.Contains(string(log), session.RevealSubject) {
+	if err != nil || !strings.Contains(string(log), "vault.read:API_TOKEN") || !strings.Contains(string(log), revealSubject) {
 		t.Errorf("the audit log does not record the refused reveal (%v):\n%s", err, log)
 	}
-	if err := session.RevealOnTerminal(context.Background(), "", nil, open, "API_TOKEN"); !errors.Is(err, session.ErrRevealNeedsTerminal) {
+	if err := runVaultReveal(&vaultRevealOptions{Terminal: noTTY, Vault: open, Name: "API_TOKEN"}); !errors.Is(err, errRevealNeedsTerminal) {
 		t.Errorf("without a data dir: err %v", err)
 	}
 }
