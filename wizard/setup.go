@@ -139,6 +139,7 @@ func (s *Setup) Run(ctx context.Context) (Answers, error) {
 			i--
 		case errors.Is(err, errToURL):
 			i = 1
+		case errors.Is(err, errAgain):
 		case err != nil:
 			return Answers{}, err
 		default:
@@ -152,6 +153,9 @@ func (s *Setup) Run(ctx context.Context) (Answers, error) {
 // errToURL sends the steps back to the base URL.
 var errToURL = errors.New("back to the URL")
 
+// errAgain asks the same step again (a key the server rejected).
+var errAgain = errors.New("ask again")
+
 // setupState is one run's answers and what the steps learnt.
 type setupState struct {
 	s           *Setup
@@ -163,6 +167,11 @@ type setupState struct {
 	keySource   string
 	models      []string // the server's model list, once checked
 	modelFor    string   // provider+URL the model answer was given for
+	// rejected is the key the server last refused, for this URL; typed
+	// again as it was, it is kept anyway (the last question still asks
+	// whether to save it).
+	rejected *string
+	rejectAt string
 }
 
 func (st *setupState) title(t string) string {
@@ -311,6 +320,15 @@ func (st *setupState) askKey(ctx context.Context) error {
 	if c.Unreachable && s.Terminal {
 		fmt.Fprintln(s.Out, "Back to the server's URL; your other answers are kept.")
 		return errToURL
+	}
+	if c.Rejected && s.Terminal {
+		at := ans.Provider + " " + ans.BaseURL
+		if st.rejected == nil || *st.rejected != ans.Key || st.rejectAt != at {
+			k := ans.Key
+			st.rejected, st.rejectAt, ans.Key = &k, at, ""
+			fmt.Fprintln(s.Out, "Type the key again (the same key once more keeps it anyway; Esc goes back to the URL).")
+			return errAgain
+		}
 	}
 	st.models = c.Models
 	return nil

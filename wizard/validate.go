@@ -30,6 +30,9 @@ type Check struct {
 	Unreachable bool
 	// Skipped: nothing was checked (a stored key hush would not send).
 	Skipped bool
+	// Rejected: the server refused the key, or wants one (HTTP 401, 403),
+	// so the key is what to fix.
+	Rejected bool
 	// Models is the server's model list, when it sent one.
 	Models []string
 }
@@ -91,9 +94,9 @@ func CheckKey(ctx context.Context, client *http.Client, provider, baseURL, key s
 		return Check{OK: true, Models: models, Message: fmt.Sprintf("the key works: %s answered%s", shown, listed)}
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		if key == "" {
-			return Check{Message: fmt.Sprintf("%s wants a key (HTTP %d)", shown, resp.StatusCode)}
+			return Check{Rejected: true, Message: fmt.Sprintf("%s wants a key (HTTP %d)", shown, resp.StatusCode)}
 		}
-		return Check{Message: fmt.Sprintf("%s rejected the key (HTTP %d)", shown, resp.StatusCode)}
+		return Check{Rejected: true, Message: fmt.Sprintf("%s rejected the key (HTTP %d)", shown, resp.StatusCode)}
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
 		return Check{OK: true, Message: fmt.Sprintf("%s answered, but has no model list (HTTP %d); the key was not checked", shown, resp.StatusCode)}
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
