@@ -363,14 +363,51 @@ func shortErr(s string) string {
 // cmdlineScanner watches every process's command line while the agent
 // under test runs, and traces a hit to the path whose tagged script is the
 // process or one of its ancestors.
+//
+// Tracing must not depend on the process still being there: a command
+// line is read while the process runs, and the process (with the sandbox
+// processes above it, which carry the same command line) may exit a moment
+// later, its command line empty from then on. A hit traced by reading
+// /proc again then reached no tag and counted against every path (the
+// bash fault turned the background and mcp rows red too). So a hit is
+// traced from the command line it was found in, and an ancestor whose
+// command line is already gone by the path remembered for it.
 type cmdlineScanner struct {
-	c    canaries
+	c canaries
+	// pids lists the processes and read returns /proc/PID/FILE (nil when
+	// it cannot be read): the live /proc, or a test's process table.
+	pids func() []int
+	read func(pid int, file string) []byte
 	mu   sync.Mutex
 	hits map[string]map[string]bool
+	// tagged is the path of each process seen with a tagged command line,
+	// by pid, with its start time against a reused pid.
+	tagged map[int]taggedProc
+}
+
+type taggedProc struct {
+	start string
+	path  string
 }
 
 func newCmdlineScanner(c canaries) *cmdlineScanner {
-	return &cmdlineScanner{c: c, hits: map[string]map[string]bool{}}
+	return &cmdlineScanner{c: c, pids: procPids, read: procRead, hits: map[string]map[string]bool{}, tagged: map[int]taggedProc{}}
+}
+
+func procPids() []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func procRead(pid int, file string) []byte {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	return b
 }
 
 func (s *cmdlineScanner) start() (stop func()) {
@@ -392,24 +429,19 @@ func (s *cmdlineScanner) start() (stop func()) {
 }
 
 func (s *cmdlineScanner) scanOnce() {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, pid := range s.pids() {
+		cl := s.read(pid, "cmdline")
+		if len(cl) == 0 {
 			continue
 		}
-		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || len(cl) == 0 {
-			continue
+		if path, ok := pathTag(cl); ok {
+			s.remember(pid, path)
 		}
 		labels := s.c.find(string(cl))
 		if len(labels) == 0 {
 			continue
 		}
-		path := tracePath(pid)
+		path := s.trace(pid, cl)
 		s.mu.Lock()
 		if s.hits[path] == nil {
 			s.hits[path] = map[string]bool{}
@@ -421,31 +453,67 @@ func (s *cmdlineScanner) scanOnce() {
 	}
 }
 
-// tracePath walks up from pid to the first process whose command line
-// carries a path tag.
-func tracePath(pid int) string {
+// remember records that pid runs a script tagged with path.
+func (s *cmdlineScanner) remember(pid int, path string) {
+	if s.tagged[pid].path == path {
+		return
+	}
+	if _, start, ok := s.stat(pid); ok {
+		s.tagged[pid] = taggedProc{start: start, path: path}
+	}
+}
+
+// stat returns pid's parent and start time.
+func (s *cmdlineScanner) stat(pid int) (ppid int, start string, ok bool) {
+	st := s.read(pid, "stat")
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return 0, "", false
+	}
+	// After the command's ")": state, ppid, ... starttime (field 22).
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 20 {
+		return 0, "", false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, f[19], err == nil
+}
+
+// trace returns the path of the first tagged process among pid, whose
+// command line is cl, and its ancestors; "other" when there is none.
+func (s *cmdlineScanner) trace(pid int, cl []byte) string {
 	for i := 0; i < 16 && pid > 1; i++ {
-		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if i := bytes.Index(cl, []byte("hush-audit-path=")); i >= 0 {
-			rest := cl[i+len("hush-audit-path="):]
-			if j := bytes.IndexAny(rest, "; \x00"); j >= 0 {
-				return string(rest[:j])
-			}
+		if i > 0 {
+			cl = s.read(pid, "cmdline")
 		}
-		if bytes.Contains(cl, []byte("__probe\x00--mcp")) {
-			return PathMCP
+		if path, ok := pathTag(cl); ok {
+			return path
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
+		ppid, start, ok := s.stat(pid)
+		if !ok {
 			break
 		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 {
-			break
+		if t, ok := s.tagged[pid]; ok && t.start == start {
+			return t.path
 		}
-		pid, _ = strconv.Atoi(f[1])
+		pid = ppid
 	}
 	return "other"
+}
+
+// pathTag returns the path a command line is tagged with: a script's tag,
+// or the audit's probe MCP server.
+func pathTag(cl []byte) (string, bool) {
+	if i := bytes.Index(cl, []byte("hush-audit-path=")); i >= 0 {
+		rest := cl[i+len("hush-audit-path="):]
+		if j := bytes.IndexAny(rest, "; \x00"); j >= 0 {
+			return string(rest[:j]), true
+		}
+	}
+	if bytes.Contains(cl, []byte("__probe\x00--mcp")) {
+		return PathMCP, true
+	}
+	return "", false
 }
 
 func (s *cmdlineScanner) byPath() map[string][]string {
