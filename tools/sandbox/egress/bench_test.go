@@ -1,13 +1,12 @@
 package egress
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,36 +60,13 @@ func serveTCP(b *testing.B, fn func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
-// dialThroughProxy opens a CONNECT tunnel to addr; it returns the
-// connection and a reader holding whatever came after the proxy's answer.
-func dialThroughProxy(proxy, addr string) (net.Conn, io.Reader, error) {
-	c, err := net.Dial("tcp", proxy)
-	if err != nil {
-		return nil, nil, err
+// dial connects to addr directly or through a CONNECT tunnel.
+func dial(viaProxy bool, proxy, addr string) (net.Conn, error) {
+	if !viaProxy {
+		return net.Dial("tcp", addr)
 	}
-	if _, err := io.WriteString(c, "CONNECT "+addr+" HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	br := bufio.NewReaderSize(c, 64)
-	for first := true; ; first = false {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-		if first && !strings.HasPrefix(line, "HTTP/1.1 200") {
-			c.Close()
-			return nil, nil, fmt.Errorf("CONNECT: %q", line)
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
-	if br.Buffered() > 0 {
-		return c, io.MultiReader(br, c), nil
-	}
-	return c, c, nil
+	ap := netip.MustParseAddrPort(addr)
+	return Dial(context.Background(), proxy, ap.Addr().String(), int(ap.Port()))
 }
 
 // BenchmarkDownload measures a download from a loopback server through a
@@ -111,15 +87,7 @@ func BenchmarkDownload(b *testing.B) {
 	buf := make([]byte, 256<<10)
 	fetch := func(viaProxy bool) time.Duration {
 		start := time.Now()
-		var c net.Conn
-		var r io.Reader
-		var err error
-		if viaProxy {
-			c, r, err = dialThroughProxy(proxy, src)
-		} else {
-			c, err = net.Dial("tcp", src)
-			r = c
-		}
+		c, err := dial(viaProxy, proxy, src)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -128,7 +96,7 @@ func BenchmarkDownload(b *testing.B) {
 		// time, measuring system calls more than the path.
 		var n int
 		for {
-			m, err := r.Read(buf)
+			m, err := c.Read(buf)
 			n += m
 			if err != nil {
 				break
@@ -170,15 +138,7 @@ func BenchmarkConnectLatency(b *testing.B) {
 	proxy := benchProxy(b, echo)
 	round := func(viaProxy bool) time.Duration {
 		start := time.Now()
-		var c net.Conn
-		var r io.Reader
-		var err error
-		if viaProxy {
-			c, r, err = dialThroughProxy(proxy, echo)
-		} else {
-			c, err = net.Dial("tcp", echo)
-			r = c
-		}
+		c, err := dial(viaProxy, proxy, echo)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,7 +147,7 @@ func BenchmarkConnectLatency(b *testing.B) {
 		if _, err := c.Write([]byte{'x'}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := io.ReadFull(r, one[:]); err != nil {
+		if _, err := io.ReadFull(c, one[:]); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)
