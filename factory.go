@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/wizard"
 )
 
 // loaded is the factory's configuration, loaded once on first use: the
@@ -19,4 +21,12 @@ func (a *app) loadConfig() (loaded, error) {
 		return loaded{}, err
 	}
 	return loaded{Config: a.Config(), Dirs: a.Dirs()}, nil
+}
+
+// prompter is a person to ask at the terminal, or nil without one.
+func (a *app) prompter() executor.Prompter {
+	if a.Terminal() == nil {
+		return nil
+	}
+	return &wizard.Prompter{In: a.Stdin, Out: a.Stdout, Accessible: a.Ambient["ACCESSIBLE"] != "", NoColor: a.Ambient["NO_COLOR"] != ""}
 }

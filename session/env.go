@@ -200,14 +200,6 @@ func (e *Env) ResolveBackground() {
 // accessible says the user asked for line-by-line forms ($ACCESSIBLE).
 func (e *Env) accessible() bool { return e.Ambient["ACCESSIBLE"] != "" }
 
-// prompter is a person to ask at the terminal, or nil without one.
-func (e *Env) prompter() executor.Prompter {
-	if e.Terminal() == nil {
-		return nil
-	}
-	return &wizard.Prompter{In: e.Stdin, Out: e.Stdout, Accessible: e.accessible(), NoColor: e.Ambient["NO_COLOR"] != ""}
-}
-
 // StartAgent opens a session (Open) on the loaded config and vault; the
 // returned func closes it. A stop signal while the MCP servers start ends
 // it with a *StoppedError at once instead of waiting out a hung server.
@@ -273,19 +265,6 @@ func (e *Env) FindSession(r Resume, interactive bool) (*transcript.Session, erro
 		return nil, &UsageError{err}
 	}
 	return s, err
-}
-
-// ListSessions is `hush sessions list` (List).
-func (e *Env) ListSessions(here bool) error {
-	dir, err := e.Project()
-	if err != nil {
-		return err
-	}
-	// First prompts are redacted with the vault's values (a transcript
-	// written before hush redacted prompts may hold one); a vault that
-	// does not open leaves the start-up environment's credentials.
-	_, _ = e.Vault()
-	return List(e.Stdout, e.Stderr, e.dirs.Data, dir, here, e.Redact)
 }
 
 // Chat is the chat of `hush chat` on the loaded config and vault, with

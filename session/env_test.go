@@ -14,7 +14,6 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
-	"github.com/hushcli/hush/vault"
 )
 
 // env is an Env in the world: its config and data dirs, its project, and
@@ -192,29 +191,6 @@ func TestEnvChatPlain(t *testing.T) {
 	if !strings.Contains(w.out.String(), "chat answer") {
 		t.Errorf("no answer in the chat:\n%s", w.out)
 	}
-}
-
-func TestListSessions(t *testing.T) {
-	t.Parallel()
-	w := newVaultWorld(t)
-	if err := w.env("").ListSessions(true); err != nil {
-		t.Fatal(err)
-	}
-	if w.out.Len() == 0 && w.errOut.Len() == 0 {
-		t.Error("sessions list said nothing about no sessions")
-	}
-	bad := newVaultWorld(t)
-	if err := os.Mkdir(filepath.Join(bad.configDir, config.FileName), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := bad.env("").ListSessions(false); err == nil {
-		t.Error("ListSessions ignored a config.toml it cannot read")
-	}
-}
-
-// storedValue reads name from the world's envfile directly, as bytes on disk.
-func (w *vaultWorld) storedValue(name string) (string, error) {
-	return vault.NewEnvFile(filepath.Join(w.dataDir, vault.EnvFileName)).Get(name)
 }
 
 // TestStartAgentStoppedWhileAnMCPServerStarts: SIGHUP while a hung MCP
