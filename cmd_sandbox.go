@@ -42,7 +42,9 @@ func newSandboxShowCmd(f *app, runF func(*sandboxShowOptions) error) *cli.Comman
 			"a user namespace (no capability over the host, even as root) and no_new_privs.\n" +
 			"[sandbox] in config.toml sets it: allow = [\"~/.ssh\"] re-opens a hidden path,\n" +
 			"hide = [...] hides more, docker = true leaves the Docker socket reachable,\n" +
-			"required = true refuses host tools where the kernel refuses the sandbox.",
+			"required = true refuses host tools where the kernel refuses the sandbox.\n" +
+			"Each call is limited too: [tools.NAME] max_processes (4096) and max_memory (half of\n" +
+			"RAM per process); \"# limits per call\" says how this machine enforces them.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Value: "bash", Usage: "tool name: bash, background, or mcp:<server>"},
 		},

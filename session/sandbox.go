@@ -17,6 +17,7 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 	if cfg.Unsafe.NoSandbox {
 		return nil, nil
 	}
+	var err error
 	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.Constructed && policy != nil, Required: cfg.Sandbox.Required}
 	if tool == bash.Name || tool == background.Name {
 		switch n := cfg.Tools[tool].Network; n {
@@ -27,7 +28,31 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 			return nil, fmt.Errorf("tools.%s.network = %q: want \"host\" (the default) or \"none\" (only a loopback interface)", tool, n)
 		}
 	}
+	if sb.Limits, err = hostLimits(cfg.Tools[tool], tool); err != nil {
+		return nil, err
+	}
 	return sb, nil
+}
+
+// hostLimits are a host tool's limits per call from its [tools.NAME]
+// section (tool "mcp" for every MCP server): max_processes and
+// max_memory, each defaulting to sandbox.DefaultLimits.
+func hostLimits(t config.ToolConfig, tool string) (sandbox.Limits, error) {
+	l := sandbox.DefaultLimits("[tools." + tool + "]")
+	if p := t.MaxProcesses; p != nil {
+		if *p < 0 || *p > 1<<22 {
+			return l, fmt.Errorf("tools.%s.max_processes = %d: want a number of processes from 1 to 4194304, or 0 for no limit", tool, *p)
+		}
+		l.Processes = *p
+	}
+	if t.MaxMemory != "" {
+		m, err := sandbox.ParseMemory(t.MaxMemory)
+		if err != nil {
+			return l, fmt.Errorf("tools.%s.max_memory = %w", tool, err)
+		}
+		l.Memory = m
+	}
+	return l, nil
 }
 
 // MaskSet is a session's one mask list (sandbox.MaskSet): what the sandbox

@@ -71,22 +71,35 @@ const minArgvSecret = 4
 type Cmd struct {
 	*exec.Cmd
 	direct *sandbox.Direct // nil: os/exec starts it
+	box    *sandbox.Config
+	watch  *sandbox.LimitWatch // the call's process limit (limits.go)
 }
 
 // Start starts the command.
 func (c *Cmd) Start() error {
+	var err error
 	if c.direct != nil {
-		return c.direct.Start(c.Cmd)
+		err = c.direct.Start(c.Cmd)
+	} else {
+		err = c.Cmd.Start()
 	}
-	return c.Cmd.Start()
+	if err == nil && c.box != nil {
+		pid := c.Process.Pid
+		c.watch = sandbox.WatchLimits(pid, c.box, func() { _ = KillGroup(pid, syscall.SIGKILL) })
+	}
+	return err
 }
 
-// Wait waits for it to exit and for its output to be copied.
+// Wait waits for it to exit and for its output to be copied. A call
+// stopped at its limits returns a *sandbox.LimitError.
 func (c *Cmd) Wait() error {
+	var err error
 	if c.direct != nil {
-		return c.direct.Wait(c.Cmd)
+		err = c.direct.Wait(c.Cmd)
+	} else {
+		err = c.Cmd.Wait()
 	}
-	return c.Cmd.Wait()
+	return c.watch.Stop(err)
 }
 
 // Run starts it and waits.
@@ -159,7 +172,7 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	}
 	// Without it a grandchild holding stdout open would keep Wait blocked.
 	cmd.WaitDelay = grace + 2*time.Second
-	return &Cmd{Cmd: cmd, direct: direct}, nil
+	return &Cmd{Cmd: cmd, direct: direct, box: spec.Sandbox}, nil
 }
 
 // KillGroup signals the process group led by pid. A SIGTERM that the

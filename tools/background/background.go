@@ -270,6 +270,10 @@ func (p *proc) wait(cmd *tools.Cmd, red *redact.Writer) {
 }
 
 func describeExit(ps *os.ProcessState, err error) string {
+	var limit *sandbox.LimitError
+	if errors.As(err, &limit) {
+		return limit.Error()
+	}
 	if ps == nil {
 		if err != nil {
 			return "wait failed: " + err.Error()

@@ -113,6 +113,10 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	case ctx.Err() != nil:
 		return executor.Result{Status: "cancelled", IsError: true}, nil
 	}
+	var limit *sandbox.LimitError
+	if errors.As(err, &limit) {
+		return executor.Result{Status: limit.Error(), IsError: true}, nil
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return executor.Exited(exit.ExitCode()), nil

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "sandbox.h"
 
 #ifndef SYS_mount_setattr
@@ -232,9 +233,10 @@ static void hush_sb_sys_readonly(void) {
 	}
 }
 
-// hush_sb_mount_proc mounts the PID namespace's own /proc; for root, its
-// kernel settings read-only (hush_sb_sys_readonly above).
-static void hush_sb_mount_proc(int root, int world) {
+// hush_sb_mount_proc mounts the PID namespace's own /proc, applies the
+// call's limits (limits.c); for root, its kernel settings read-only
+// (hush_sb_sys_readonly above).
+static void hush_sb_mount_proc(int root, int world, const char *flags) {
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
 		hush_sb_die("mount /proc for the new PID namespace", NULL);
 	}
@@ -244,6 +246,7 @@ static void hush_sb_mount_proc(int root, int world) {
 			hush_sb_die("detach the host's root", NULL);
 		}
 	}
+	hush_sb_limits(flags);
 	if (!root) {
 		return;
 	}
@@ -902,7 +905,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 		// PID 1 of the namespace. It dies with the process above (which
 		// dies with hush), and the namespace dies with it.
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		hush_sb_mount_proc(root, world);
+		hush_sb_mount_proc(root, world, flags);
 		if (probe) {
 			_exit(0);
 		}
@@ -938,6 +941,7 @@ struct hush_sb_spawn_args {
 	int net;
 	int world; // the masks part is the world's records (hush_sb_world)
 	const char *masks, *end; // the masks part of a plan
+	const char *flags;       // the plan's flags word
 	uid_t uid;
 	gid_t gid;
 };
@@ -1010,7 +1014,7 @@ static int hush_sb_spawn_child(void *p) {
 	// a time (spawnLock).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->world, a->masks, a->end, tfd);
-	hush_sb_mount_proc(a->uid == 0, a->world);
+	hush_sb_mount_proc(a->uid == 0, a->world, a->flags);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -1043,6 +1047,7 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.nsfd = -1;
 	a.net = strchr(flags, 'N') != NULL;
 	a.world = strchr(flags, 'W') != NULL;
+	a.flags = flags;
 	a.masks = flags + strlen(flags) + 1;
 	a.end = plan + len;
 	a.uid = getuid();

@@ -39,6 +39,8 @@ type Config struct {
 	// NoNetwork gives the child a network namespace of its own, with only
 	// a loopback interface.
 	NoNetwork bool
+	// Limits bound each call of the tool (limits.go).
+	Limits Limits
 	// Required refuses to start the child when the kernel refuses the
 	// namespaces ([sandbox] required = true); otherwise it runs without
 	// them, and the session has said so once at start.

@@ -53,7 +53,7 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	flags := sandboxFlags(cfg.NoNetwork)
+	flags := sandboxFlags(cfg.NoNetwork) + cfg.Limits.flags()
 	var plan []byte
 	if cfg.Constructed && cfg.Policy != nil {
 		if t := cfg.Policy.opts.Tmp; t != "" {

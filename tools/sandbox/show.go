@@ -39,6 +39,7 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		}
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, p.Name, p.Why)
 	}
+	renderLimits(w, sb, st) // limits.go
 	if sb.Policy != nil && sb.Constructed {
 		fmt.Fprintln(w, "# the tool's world, built from this list ([sandbox] constructed = true): nothing else of this machine is in it")
 		RenderView(w, sb.Policy.View())
