@@ -30,6 +30,7 @@ import (
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox/egress"
 	"golang.org/x/net/http/httpproxy"
 )
 
@@ -428,24 +429,6 @@ func checkHost(ctx context.Context, host string) error {
 	return nil
 }
 
-var extraPrivate = []netip.Prefix{
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("64:ff9b::/96"),  // NAT64 can reach v4 private ranges
-}
-
-func private(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
-		return true
-	}
-	for _, p := range extraPrivate {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
+// private reports an address the http tool does not reach: the egress
+// proxy's list (egress.AddressKind), the one list of such ranges.
+func private(ip netip.Addr) bool { return !egress.Public(ip) }

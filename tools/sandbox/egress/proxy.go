@@ -528,32 +528,47 @@ func (p *Proxy) dialThrough(ctx context.Context, up *url.URL, hostport string, r
 		}
 		c = tc
 	}
-	req := "CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\n"
+	var auth string
 	if u := up.User; u != nil {
 		pw, _ := u.Password()
-		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)) + "\r\n"
+		auth = "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.Username()+":"+pw)) + "\r\n"
 	}
+	c, status, _, err := handshake(ctx, c, hostport, auth)
+	if err != nil {
+		return nil, fmt.Errorf("upstream proxy: %w", err)
+	}
+	if status != "" {
+		return nil, fmt.Errorf("upstream proxy answered %s", status)
+	}
+	return c, nil
+}
+
+// handshake sends CONNECT target (with header lines, each ending in
+// CRLF) over c and reads the answer. On 200 it returns the tunnel; on any
+// other answer it closes c and returns the status and up to 4 KiB of the
+// body. ctx's end closes c.
+func handshake(ctx context.Context, c net.Conn, target, header string) (net.Conn, string, []byte, error) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+	if _, err := io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n"+header+"\r\n"); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("upstream proxy: %w", err)
+		return nil, "", nil, err
 	}
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("upstream proxy: %w", err)
+		return nil, "", nil, err
 	}
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		c.Close()
-		return nil, fmt.Errorf("upstream proxy answered %s", resp.Status)
+		return nil, resp.Status, body, nil
 	}
 	if br.Buffered() > 0 {
-		return &bufConn{Conn: c, r: br}, nil
+		return &bufConn{Conn: c, r: br}, "", nil, nil
 	}
-	return c, nil
+	return c, "", nil, nil
 }
 
 // bufConn is a connection whose first bytes were read into r.

@@ -423,3 +423,56 @@ func TestNotAProxyRequest(t *testing.T) {
 		t.Errorf("origin-form request: %d %q", resp.StatusCode, b)
 	}
 }
+
+// The upstream proxy's credentials go to the upstream, never back to the
+// tool; its refusal reaches the tool as a 502 that names no credential.
+func TestUpstreamProxyCredentials(t *testing.T) {
+	t.Parallel()
+	in := newInternet(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	seen := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			seen <- err.Error()
+			return
+		}
+		seen <- req.Method + " " + req.Host + " " + req.Header.Get("Proxy-Authorization")
+		io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+	}()
+	up := &url.URL{Scheme: "http", User: url.UserPassword("corp-user", "corp-pass-1234"), Host: ln.Addr().String()}
+	p, audit := newProxy(t, internetTOML, in, Options{Upstream: func(*url.URL) (*url.URL, error) { return up, nil }})
+	c, err := net.Dial("tcp", serve(t, p, Call{Tool: "bash"}).Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "CONNECT github.com:443 HTTP/1.1\r\nHost: github.com:443\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "upstream proxy answered 407 Proxy Authentication Required") {
+		t.Errorf("answer %s %q", resp.Status, body)
+	}
+	if got, want := <-seen, "CONNECT github.com:443 Basic Y29ycC11c2VyOmNvcnAtcGFzcy0xMjM0"; got != want {
+		t.Errorf("the upstream saw %q, want %q", got, want)
+	}
+	r := audit.wait(t, 1)[0]
+	for _, s := range []string{string(body), fmt.Sprintf("%#v", r)} {
+		if strings.Contains(s, "corp-pass") || strings.Contains(s, "Y29ycC11c2Vy") {
+			t.Errorf("the upstream's credential reached the tool or the audit: %s", s)
+		}
+	}
+	noByte(t, in.githubTLS)
+}

@@ -1,13 +1,10 @@
 package egress
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -80,28 +77,14 @@ func Dial(ctx context.Context, proxyAddr, host string, port int) (net.Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("reach hush's proxy: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	if _, err := io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n\r\n"); err != nil {
-		c.Close()
+	c, status, msg, err := handshake(ctx, c, target, "")
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("reach hush's proxy: %w", err)
-	}
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("reach hush's proxy: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		c.Close()
-		if len(msg) > 0 {
-			return nil, errors.New(strings.TrimRight(string(msg), "\r\n"))
-		}
-		return nil, fmt.Errorf("hush's proxy answered %s", resp.Status)
-	}
-	if br.Buffered() > 0 {
-		return &bufConn{Conn: c, r: br}, nil
+	case status != "" && len(msg) > 0:
+		return nil, errors.New(strings.TrimRight(string(msg), "\r\n"))
+	case status != "":
+		return nil, fmt.Errorf("hush's proxy answered %s", status)
 	}
 	return c, nil
 }
