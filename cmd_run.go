@@ -62,6 +62,7 @@ func (a *app) runCommand() *cli.Command {
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
 		Flags: append(modelFlagList(), &cli.BoolFlag{Name: "json", Usage: "print the event stream as JSON lines (version 1, docs/events.schema.json)"},
 			&cli.BoolFlag{Name: "continue", Aliases: []string{"c"}, Usage: "add this turn to the latest session of this project"}, forkFlag(), waitFlag(),
+			&cli.BoolFlag{Name: "no-save", Usage: "keep no transcript of this run: it is in no session list or picker (with --continue, the session is read and left as it was)"},
 			&cli.StringSliceFlag{Name: "allow", Usage: "allow a tool's calls for this run, repeatable: `TOOL(PATTERN)` such as 'bash(npm test:*)' (commands starting with those words; every part of a pipeline or && chain must match one), 'bash(make lint)' (that exact command) or a tool name ('http')"}),
 		OnUsageError: func(c *cli.Context, err error, sub bool) error {
 			// One line and the usage, as every command says it; with
@@ -105,9 +106,12 @@ func (a *app) runAction(c *cli.Context) error {
 	if strings.TrimSpace(prompt) == "" {
 		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	rr := resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait")}
+	rr := resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait"), NoSave: c.Bool("no-save")}
 	if err := checkForkWait(rr); err != nil {
 		return err
+	}
+	if rr.NoSave && (rr.Fork || rr.Wait) {
+		return &exitError{exitUsage, errors.New("--no-save writes no session, so --fork and --wait do not go with it")}
 	}
 	f := readModelFlags(c)
 	if _, err := session.AllowRules(f.allow); err != nil {

@@ -228,7 +228,7 @@ func (e *Env) startAgent(m Model, prompter executor.Prompter, sink executor.Even
 	s, err := Open(startCtx, Options{
 		Config: e.cfg, Dirs: e.dirs, Ambient: e.Ambient, Dir: dir, Vault: lv, Scrub: e.scrub, Model: m,
 		Prompter: prompter, Events: sink, Stderr: e.Stderr, Version: e.Version, Resume: resume, Fork: rr.Fork, Wait: rr.Wait,
-		TranscriptFailed: transcriptFailed,
+		NoSave: rr.NoSave, TranscriptFailed: transcriptFailed,
 	})
 	if errors.Is(err, ErrInterrupted) || errors.Is(err, ErrWaitInterrupted) {
 		return nil, nil, &StoppedError{Signal: stopSig.Get(), Err: err}
@@ -299,8 +299,13 @@ func (e *Env) Run(m Model, json bool, resume Resume) Run {
 			// storage (OneTurn): said once, at the end.
 			return e.startAgent(m, nil, sink, resumed, resume, func(error) {})
 		},
-		Redact:         e.Redact,
-		ModelName:      func() string { return ModelName(e.cfg, m) },
-		TranscriptPath: func(id string) string { return TranscriptPath(e.dirs.Data, id) },
+		Redact:    e.Redact,
+		ModelName: func() string { return ModelName(e.cfg, m) },
+		TranscriptPath: func(id string) string {
+			if resume.NoSave {
+				return ""
+			}
+			return TranscriptPath(e.dirs.Data, id)
+		},
 	}
 }

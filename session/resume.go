@@ -76,6 +76,10 @@ type Resume struct {
 	// Fork continues a copy of the session as a new one; Wait waits until
 	// the other hush closes it.
 	Fork, Wait bool
+	// NoSave keeps no transcript (hush run --no-save): nothing of the
+	// session is written to the data dir's transcripts, so it is in no
+	// list or picker; a resumed session is read and left as it was.
+	NoSave bool
 }
 
 // Any reports whether a session is to be resumed.

@@ -95,6 +95,8 @@ type Options struct {
 	// session another hush has open (default: fail with a
 	// *transcript.BusyError saying both).
 	Fork, Wait bool
+	// NoSave: no transcript is written (Resume.NoSave).
+	NoSave bool
 	// TranscriptFailed, if set, is told when the transcript cannot be
 	// written (once); nil tells Model.Notice.
 	TranscriptFailed func(error)
@@ -265,7 +267,11 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			}
 		}
 	}
-	if r := opts.Resume; r != nil {
+	if r := opts.Resume; opts.NoSave {
+		if r != nil {
+			id, priorTurns = r.ID, r.LastTurn
+		}
+	} else if r != nil {
 		if opts.Fork {
 			transcriptFile, err = transcript.Fork(opts.Dirs.Data, r, transcript.Header{ID: id, Project: opts.Dir, Provider: prov.Name(), Model: ModelName(cfg, opts.Model)})
 		} else {
@@ -287,10 +293,14 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.TranscriptFailed != nil {
-		transcriptFile.Notice = opts.TranscriptFailed
-	} else if notice := opts.Model.Notice; notice != nil {
-		transcriptFile.Notice = func(err error) { notice(err.Error()) }
+	var transcriptTo io.Writer // nil, not a nil *File, when nothing is saved
+	if transcriptFile != nil {
+		transcriptTo = transcriptFile
+		if opts.TranscriptFailed != nil {
+			transcriptFile.Notice = opts.TranscriptFailed
+		} else if notice := opts.Model.Notice; notice != nil {
+			transcriptFile.Notice = func(err error) { notice(err.Error()) }
+		}
 	}
 
 	bashCfg := cfg.Tools[bash.Name]
@@ -371,7 +381,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		Dir:        opts.Dir,
 		Policy:     policies.of,
 		Events:     opts.Events,
-		Transcript: transcriptFile,
+		Transcript: transcriptTo,
 		Session:    id,
 		PriorTurns: priorTurns,
 		Compaction: compactPolicy(cfg),

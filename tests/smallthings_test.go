@@ -147,3 +147,98 @@ func TestSetupAsksAgainForARejectedKey(t *testing.T) {
 		t.Error("a typed key reached the screen")
 	}
 }
+
+// dataFiles lists every file under the data dir (relative paths).
+func dataFiles(t *testing.T, w *world) map[string]bool {
+	t.Helper()
+	files := map[string]bool{}
+	err := filepath.WalkDir(w.dataDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(w.dataDir, p)
+			files[rel] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestRunNoSaveWritesNoSession: `hush run --no-save` answers as a run does
+// but leaves nothing in the data dir's transcripts (no file, no lock), so
+// `hush sessions list` shows none; the positive control, the same run
+// without the flag, writes one. With --continue the session is read (the
+// model gets its earlier turn) and left byte for byte as it was.
+func TestRunNoSaveWritesNoSession(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	model := newRoutedModel(t, func(prompt string, answers int) (step, bool) {
+		return step{text: "answer to " + prompt}, answers == 0
+	})
+	w.fakeModelConfig(model, "")
+	transcripts := func() []string {
+		var out []string
+		for f := range dataFiles(t, w) {
+			if strings.HasPrefix(f, "transcripts"+string(filepath.Separator)) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	out, code := runHushWithin(t, w, 30*time.Second, "run", "--no-save", "first-unsaved")
+	if code != 0 || !strings.Contains(out, "answer to first-unsaved") {
+		t.Fatalf("run --no-save: exit %d\n%s", code, out)
+	}
+	if got := transcripts(); len(got) != 0 {
+		t.Fatalf("run --no-save wrote %v", got)
+	}
+	if out, _ := runHushWithin(t, w, 20*time.Second, "sessions", "list"); !strings.Contains(out, "No sessions yet") {
+		t.Errorf("sessions list after run --no-save:\n%s", out)
+	}
+	out, code = runHushWithin(t, w, 30*time.Second, "run", "--json", "--no-save", "json-unsaved")
+	if code != 0 || strings.Contains(out, `"transcript"`) || len(transcripts()) != 0 {
+		t.Fatalf("run --json --no-save: exit %d, transcripts %v\n%s", code, transcripts(), out)
+	}
+
+	// The control: without the flag, a session is kept.
+	if out, code := runHushWithin(t, w, 30*time.Second, "run", "saved-turn"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	saved := transcripts()
+	var jsonl string
+	for _, f := range saved {
+		if strings.HasSuffix(f, ".jsonl") {
+			jsonl = filepath.Join(w.dataDir, f)
+		}
+	}
+	if jsonl == "" {
+		t.Fatalf("run without --no-save kept no transcript: %v", saved)
+	}
+	before := readFile(t, jsonl)
+	if !strings.Contains(before, "saved-turn") || strings.Contains(w.transcripts(), "unsaved") {
+		t.Fatalf("the transcripts hold the wrong turns:\n%s", w.transcripts())
+	}
+
+	// --continue --no-save: the earlier turn reaches the model, nothing is
+	// added to the session.
+	out, code = runHushWithin(t, w, 30*time.Second, "run", "--continue", "--no-save", "continued-unsaved")
+	if code != 0 || !strings.Contains(out, "answer to continued-unsaved") {
+		t.Fatalf("run --continue --no-save: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(model.Received(), "answer to saved-turn") {
+		t.Errorf("the continued session's earlier turn did not reach the model")
+	}
+	if after := readFile(t, jsonl); after != before {
+		t.Errorf("run --continue --no-save changed the session:\n%s", after)
+	}
+	if got := transcripts(); len(got) != len(saved) {
+		t.Errorf("files under transcripts/ went from %v to %v", saved, got)
+	}
+	if out, code := runHushWithin(t, w, 20*time.Second, "run", "--no-save", "--continue", "--fork", "x"); code != 2 || !strings.Contains(out, "--no-save writes no session") {
+		t.Errorf("--no-save --fork: exit %d\n%s", code, out)
+	}
+}
