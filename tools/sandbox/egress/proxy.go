@@ -75,6 +75,8 @@ type Record struct {
 	Err      string
 	Start    time.Time
 	Duration time.Duration
+
+	audited bool
 }
 
 // Options configure a Proxy.
@@ -250,12 +252,7 @@ func (p *Proxy) handle(st *callState, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Host, rec.Port = host, port
-	defer func() {
-		rec.Duration = time.Since(rec.Start)
-		if p.opts.Audit != nil {
-			p.opts.Audit(rec)
-		}
-	}()
+	defer p.audit(&rec)
 	v := p.decide(r.Context(), st, host, port, &rec)
 	if v.Action != Allow {
 		p.refuse(w, &rec, v)
@@ -390,8 +387,22 @@ func (p *Proxy) upstreamFor(method, host string, port int) (*url.URL, error) {
 	return u, nil
 }
 
+// audit reports rec once.
+func (p *Proxy) audit(rec *Record) {
+	if rec.audited {
+		return
+	}
+	rec.audited = true
+	rec.Duration = time.Since(rec.Start)
+	if p.opts.Audit != nil {
+		p.opts.Audit(*rec)
+	}
+}
+
+// refuse records the refusal, then answers it.
 func (p *Proxy) refuse(w http.ResponseWriter, rec *Record, v Verdict) {
 	rec.Action, rec.Rule, rec.Reason = Deny, v.Rule, v.Reason
+	p.audit(rec)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusForbidden)
