@@ -3,11 +3,13 @@ package transcript_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
@@ -169,5 +171,60 @@ func TestLatestIsPerProject(t *testing.T) {
 	}
 	if _, err := transcript.Find(data, "../x"); err == nil {
 		t.Fatal("a path was taken as an id")
+	}
+}
+
+// TestListAgreesWithLoad: a listing reads message lines the fast way
+// (their heads only, without encoding/json) and must count what a full
+// read counts: turns completed and not, the last turn, the first and last
+// times, damaged lines. The sessions differ in what the fast way must
+// refuse and hand to the slow one: an escaped session id, a role that is
+// not one of the usual.
+func TestListAgreesWithLoad(t *testing.T) {
+	data := t.TempDir()
+	for _, id := range []string{"plain", `quo"te`} {
+		f, err := transcript.Create(data, transcript.Header{ID: strings.ReplaceAll(id, `"`, "_"), Project: "/p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+		for n := 1; n <= 3; n++ {
+			msgs := turn(n, fmt.Sprintf("prompt %d", n), "done", true)
+			if n == 3 {
+				msgs = msgs[:2] // a call without its result: cut by a crash
+			}
+			for i, m := range msgs {
+				e := transcript.MessageEntry(id, n, m)
+				e.Time = base.Add(time.Duration(n*10+i) * time.Second)
+				if _, err := f.Write(transcript.Line(e)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		e := transcript.MessageEntry(id, 3, provider.Message{Role: "critic", Text: "odd"})
+		e.Time = base.Add(time.Hour)
+		_, _ = f.Write(transcript.Line(e))
+		_, _ = f.Write([]byte("{torn\n"))
+		f.Close()
+	}
+	all, skipped, err := transcript.List(data)
+	if err != nil || len(skipped) > 0 || len(all) != 2 {
+		t.Fatalf("List: %d sessions, %v, %v", len(all), skipped, err)
+	}
+	for _, listed := range all {
+		full, err := transcript.Load(listed.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprintf("%s %s %d %d %d %d %s %s", listed.ID, listed.FirstPrompt, listed.Completed, listed.Incomplete, listed.LastTurn, listed.Damaged,
+			listed.Started.Format(time.RFC3339Nano), listed.Last.Format(time.RFC3339Nano))
+		want := fmt.Sprintf("%s %s %d %d %d %d %s %s", full.ID, full.FirstPrompt, full.Completed, full.Incomplete, full.LastTurn, full.Damaged,
+			full.Started.Format(time.RFC3339Nano), full.Last.Format(time.RFC3339Nano))
+		if got != want {
+			t.Errorf("listed %s\nloaded %s", got, want)
+		}
+		if listed.Completed != 2 || listed.Incomplete != 1 || listed.Damaged != 1 || !listed.Last.Equal(time.Date(2026, 1, 2, 4, 4, 5, 600, time.UTC)) {
+			t.Errorf("listed %s: want 2 completed, 1 incomplete, 1 damaged, last 04:04:05.0000006", got)
+		}
 	}
 }
