@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hushcli/hush/executor/outbuf"
-	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/guard"
 	"github.com/hushcli/hush/tools/sandbox"
@@ -44,7 +43,7 @@ func run(args []string) (code int) {
 	tools.RestoreTerm()
 	ambient, guardErr := guard.Guard()
 	sandbox.NoteStartupEnv(ambient)
-	a := &app{&session.Env{Ambient: ambient, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}}
+	a := &app{Ambient: ambient, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version}
 	if guardErr != nil {
 		a.Warn(guardErr.Error())
 	}
@@ -59,22 +58,14 @@ func run(args []string) (code int) {
 	return a.main(args)
 }
 
-// app is built once per process and handed to every command: the
-// session.Env every command works in, whose files are read lazily, so
-// `hush --version` reads nothing.
-type app struct{ *session.Env }
-
 // asExit is err with the exit code hush ends with: its own, a usage
 // error's, a stop signal's, or 1.
 func asExit(err error) *exitError {
 	var ee *exitError
-	var usage *session.UsageError
-	var stopped *session.StoppedError
+	var stopped *stoppedError
 	switch {
 	case errors.As(err, &ee):
-		return ee
-	case errors.As(err, &usage):
-		return &exitError{exitUsage, err}
+		return &exitError{ee.code, err} // the whole message, wrapping and all
 	case errors.As(err, &stopped):
 		return &exitError{signalExit(stopped.Signal).code, err}
 	}

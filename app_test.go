@@ -33,7 +33,7 @@ type testApp struct {
 // again is a fresh hush process over ta's dirs and project (nothing loaded
 // yet), reading stdin, writing to ta's buffers.
 func (ta *testApp) again(stdin string) *app {
-	return &app{&session.Env{Ambient: ta.Ambient, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: ta.project, Version: "test"}}
+	return &app{Ambient: ta.Ambient, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: ta.project, Version: "test"}
 }
 
 func newTestApp(t *testing.T, stdin string) *testApp {
@@ -56,7 +56,7 @@ func newTestApp(t *testing.T, stdin string) *testApp {
 		t.Fatal(err)
 	}
 	ta.project = project
-	ta.app = &app{&session.Env{Ambient: amb, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: project, Version: "test"}}
+	ta.app = &app{Ambient: amb, Stdin: strings.NewReader(stdin), Stdout: ta.out, Stderr: ta.errOut, WorkDir: project, Version: "test"}
 	t.Cleanup(func() { _ = gokeyring.DeleteAll(ta.service) })
 	return ta
 }
@@ -82,10 +82,10 @@ func TestAsExit(t *testing.T) {
 	}{
 		{errors.New("plain"), exitFailure},
 		{&exitError{exitDenied, errors.New("denied")}, exitDenied},
-		{fmt.Errorf("wrapped: %w", &session.UsageError{Err: errors.New("bad name")}), exitUsage},
-		{&session.StoppedError{Signal: syscall.SIGTERM, Err: session.ErrInterrupted}, exitTerminated},
-		{&session.StoppedError{Signal: os.Interrupt, Err: session.ErrInterrupted}, exitInterrupted},
-		{&session.StoppedError{Signal: syscall.SIGHUP, Err: session.ErrInterrupted}, exitHangup},
+		{fmt.Errorf("wrapped: %w", &exitError{exitUsage, errors.New("bad name")}), exitUsage},
+		{&stoppedError{Signal: syscall.SIGTERM, Err: session.ErrInterrupted}, exitTerminated},
+		{&stoppedError{Signal: os.Interrupt, Err: session.ErrInterrupted}, exitInterrupted},
+		{&stoppedError{Signal: syscall.SIGHUP, Err: session.ErrInterrupted}, exitHangup},
 	} {
 		got := asExit(tt.err)
 		if got.code != tt.want || got.Error() != tt.err.Error() {

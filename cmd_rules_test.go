@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/session"
 	"github.com/urfave/cli/v2"
 )
 
@@ -68,7 +67,7 @@ func TestRulesListAndRm(t *testing.T) {
 // TestRulesCmdWiring: the command passes its flags and argument to runF.
 func TestRulesCmdWiring(t *testing.T) {
 	t.Parallel()
-	a := &app{&session.Env{Stdout: &bytes.Buffer{}}}
+	a := &app{Stdout: &bytes.Buffer{}}
 	var gotList *rulesListOptions
 	var gotRm *rulesRmOptions
 	app := &cli.App{Commands: []*cli.Command{{Name: "rules", Subcommands: []*cli.Command{

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
+	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/ui"
 	"github.com/urfave/cli/v2"
 )
 
@@ -165,4 +171,93 @@ func jsonAsked(c *cli.Context) bool {
 		}
 	}
 	return false
+}
+
+// Run is what `hush run` needs to run one turn: where it reports, which
+// session it continues and how to open the agent.
+type runTurn struct {
+	Stdout, Stderr io.Writer
+	// JSON streams events (docs/events.schema.json) to Stdout instead of
+	// the terminal view.
+	JSON bool
+	// Resume, if set, is the session to continue; Find resolves it.
+	Resume session.Resume
+	Find   func(session.Resume) (*transcript.Session, error)
+	// Start opens the agent with the event sink, continuing resumed if set;
+	// the returned func closes it.
+	Start func(events executor.Events, resumed *transcript.Session) (*executor.Agent, func(), error)
+	// ModelName and TranscriptPath name the model and the transcript file
+	// in session.started; they are asked once Start returned.
+	ModelName      func() string
+	TranscriptPath func(id string) string
+	// Redact scrubs the vault's values from the prompt: a run sends the
+	// redacted form, and says so on Stderr.
+	Redact func(string) string
+}
+
+// runResult is how a run ended.
+type runResult struct {
+	// Kind is "" when the turn succeeded, else the event kind of the
+	// failure: events.KindConfig when no session started.
+	Kind string
+	Err  error
+	// Signal is the stop signal that interrupted the turn, if one did.
+	Signal os.Signal
+	// Stream is the event stream (nil without JSON): the caller reports
+	// the failure as its last event.
+	Stream *events.Writer
+}
+
+// Once runs prompt as one turn; a stop signal ends it as Ctrl-C does.
+func (r runTurn) Once(prompt string) runResult {
+	var sink executor.Events
+	var stream *events.Writer
+	if r.JSON {
+		stream = events.New(r.Stdout)
+		sink = stream
+	} else {
+		term := ui.NewRunView(r.Stdout)
+		// A one-shot run is read afterwards (often in CI logs): show more.
+		term.PreviewLines = 60
+		sink = term
+	}
+	var resumed *transcript.Session
+	if r.Resume.Any() {
+		s, err := r.Find(r.Resume)
+		if err != nil {
+			return runResult{Kind: events.KindConfig, Err: err, Stream: stream}
+		}
+		resumed = s
+	}
+	agent, closeFn, err := r.Start(sink, resumed)
+	if err != nil {
+		return runResult{Kind: events.KindConfig, Err: err, Stream: stream}
+	}
+	defer closeFn()
+	var conv transcript.Conversation
+	if resumed != nil {
+		conv = resumed.Conversation
+		if stream == nil {
+			fmt.Fprintln(r.Stderr, "hush: "+session.ResumeNote(resumed))
+		}
+	}
+	if stream != nil {
+		info := session.Info(agent, r.ModelName(), r.TranscriptPath(agent.Session))
+		if resumed != nil {
+			info.Resumed, info.Turns = true, resumed.Completed
+		}
+		stream.SessionStarted(info)
+	}
+	if r.Redact != nil {
+		red := r.Redact(prompt)
+		if names := redact.Names(prompt, red); len(names) > 0 {
+			fmt.Fprintf(r.Stderr, "hush: the prompt contains the value of %s; it was sent as %s instead\n",
+				strings.Join(names, ", "), redact.Placeholders(names))
+			prompt = red
+		}
+	}
+	ctx, stopSig, stop := session.NotifyStop(context.Background())
+	defer stop()
+	kind, err := session.OneTurn(ctx, agent, &conv, prompt, stream, r.Stdout, r.Stderr)
+	return runResult{Kind: kind, Err: err, Signal: stopSig.Get(), Stream: stream}
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
 )
@@ -139,7 +138,7 @@ func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	_, _ = f.WriteString("\n# my own\n[turn]\nmax_steps = 7\n")
 	f.Close()
 
-	second := &app{&session.Env{Ambient: first.Ambient, Stdin: strings.NewReader("\n\n\nother-model\n\n"), Stdout: first.out, Stderr: first.errOut, WorkDir: first.WorkDir}}
+	second := &app{Ambient: first.Ambient, Stdin: strings.NewReader("\n\n\nother-model\n\n"), Stdout: first.out, Stderr: first.errOut, WorkDir: first.WorkDir}
 	if err := second.runSetup(context.Background(), false); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}

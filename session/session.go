@@ -2,8 +2,8 @@
 // provider, the tools, the MCP servers, the permission gate, the audit log,
 // the vault and each tool's spawn policy — from configuration that is
 // already read, and stops all of it again. It sits above tools/* and
-// executor/ and below package main, which only parses flags and calls the
-// methods of Env, the lazily loaded environment every command works in.
+// executor/ and below package main, whose commands call it. It imports
+// none of ui, wizard or selftest (tools/layering_test.go).
 //
 // It never reads a secret for a tool itself: every read a tool or an MCP
 // server makes goes through executor.GatedVault over executor.Audited. The

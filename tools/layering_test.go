@@ -39,12 +39,7 @@ var layers = []struct {
 
 // layerExceptions are the edges that break the order today, each with why.
 // The test fails when one is no longer needed, so the list only shrinks.
-var layerExceptions = map[string]string{
-	// session still holds command bodies (Env, the chat loop, hush audit):
-	// they move to package main's cmd_*.go, and these edges go with them.
-	"session -> ui":     "the chat loop (session/chat.go)",
-	"session -> wizard": "hush setup and permission prompts (session/env.go)",
-}
+var layerExceptions = map[string]string{}
 
 // folderCycleExceptions are folder-level cycles DESIGN's order implies:
 // the spawn contract (tools' root) sits below executor, the process tools

@@ -1,4 +1,4 @@
-package session
+package main
 
 import (
 	"bytes"
@@ -9,10 +9,11 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/session"
 )
 
-func testRun(t *testing.T, script string, out *bytes.Buffer, closed *int) Run {
-	return Run{Stdout: out, Stderr: out, JSON: true,
+func testRun(t *testing.T, script string, out *bytes.Buffer, closed *int) runTurn {
+	return runTurn{Stdout: out, Stderr: out, JSON: true,
 		Start: func(ev executor.Events, _ *transcript.Session) (*executor.Agent, func(), error) {
 			a := oneTurnAgent(t, script)
 			a.Session = "s-run"
@@ -24,7 +25,7 @@ func testRun(t *testing.T, script string, out *bytes.Buffer, closed *int) Run {
 	}
 }
 
-func TestRunOnceStreamsOneTurn(t *testing.T) {
+func TestRunTurnOnceStreamsOneTurn(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	closed := 0
@@ -39,7 +40,7 @@ func TestRunOnceStreamsOneTurn(t *testing.T) {
 	}
 }
 
-func TestRunOnceReportsDenialAndStartErrors(t *testing.T) {
+func TestRunTurnOnceReportsDenialAndStartErrors(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	closed := 0
@@ -49,8 +50,8 @@ func TestRunOnceReportsDenialAndStartErrors(t *testing.T) {
 	}
 	want := errors.New("no such session")
 	r := testRun(t, "", &out, &closed)
-	r.Resume = Resume{Continue: true}
-	r.Find = func(Resume) (*transcript.Session, error) { return nil, want }
+	r.Resume = session.Resume{Continue: true}
+	r.Find = func(session.Resume) (*transcript.Session, error) { return nil, want }
 	if res := r.Once("x"); res.Kind != events.KindConfig || res.Err != want {
 		t.Errorf("a failed resume: %+v", res)
 	}

@@ -1,9 +1,10 @@
-package session
+package main
 
 import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,15 +13,21 @@ import (
 	"github.com/creack/pty"
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/executor/events"
+	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/bash"
 )
 
-func TestPlainChatRunsTurnsAndCloses(t *testing.T) {
+func TestChatLoopPlainRunsTurnsAndCloses(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	closed, started := 0, 0
 	gotPrompter := executor.Prompter(nil)
-	c := Chat{
+	c := chatLoop{
 		Stdin: strings.NewReader("hello\n"), Stdout: &out, Stderr: &out,
 		Ambient: map[string]string{}, Redact: func(s string) string { return s },
 		Start: func(p executor.Prompter, ev executor.Events) (*executor.Agent, func(), error) {
@@ -49,10 +56,10 @@ func TestPlainChatRunsTurnsAndCloses(t *testing.T) {
 	}
 }
 
-func TestPlainChatStartErrorIsReturned(t *testing.T) {
+func TestChatLoopPlainStartErrorIsReturned(t *testing.T) {
 	t.Parallel()
 	want := os.ErrPermission
-	c := Chat{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Ambient: map[string]string{},
+	c := chatLoop{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Ambient: map[string]string{},
 		Start: func(executor.Prompter, executor.Events) (*executor.Agent, func(), error) { return nil, nil, want }}
 	if err := c.Plain(false, nil); err != want {
 		t.Errorf("err %v, want %v", err, want)
@@ -88,7 +95,7 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 	}
 }
 
-func TestTerminalChatRunsATurnOnARealPTY(t *testing.T) {
+func TestChatLoopTerminalRunsATurnOnARealPTY(t *testing.T) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pty: %v", err)
@@ -101,11 +108,11 @@ func TestTerminalChatRunsATurnOnARealPTY(t *testing.T) {
 	out := &syncBuffer{}
 	go io.Copy(out, ptmx) //nolint:errcheck // ends when the pty closes
 	closed := 0
-	c := Chat{
+	c := chatLoop{
 		Stdin: tty, Stdout: tty, Stderr: io.Discard,
 		Ambient: map[string]string{"NO_COLOR": "1", "HOME": t.TempDir()},
 		Dirs:    config.Dirs{Data: t.TempDir(), Config: t.TempDir()}, Dir: t.TempDir(),
-		Model:  Model{Name: "replay-model"},
+		Model:  session.Model{Name: "replay-model"},
 		Redact: func(s string) string { return s },
 		Start: func(p executor.Prompter, ev executor.Events) (*executor.Agent, func(), error) {
 			if p == nil {
@@ -147,4 +154,18 @@ func TestTerminalChatRunsATurnOnARealPTY(t *testing.T) {
 	if closed != 1 {
 		t.Errorf("the session was closed %d times, want 1", closed)
 	}
+}
+
+// oneTurnAgent is an agent whose model replays script, with the bash tool
+// and a gate that denies what no rule allows.
+func oneTurnAgent(t *testing.T, script string) *executor.Agent {
+	t.Helper()
+	dir := t.TempDir()
+	model, err := provider.NewReplayBytes("one.json", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &executor.Agent{Provider: model, Tools: executor.NewRegistry(bash.Tool{}), Gate: &executor.RuleGate{},
+		Audit: auditlog.Open(filepath.Join(dir, "audit.jsonl")), Secrets: func() (map[string]string, error) { return nil, nil },
+		Ambient: map[string]string{"PATH": "/usr/bin:/bin"}, Dir: dir, Policy: func(string) tools.Policy { return tools.Policy{} }, Events: events.New(io.Discard)}
 }
