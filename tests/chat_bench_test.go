@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -222,4 +223,109 @@ func BenchmarkChatMarkdownStream(b *testing.B) {
 		b.ReportMetric(float64(lags[len(lags)-1])/float64(time.Millisecond), "max-marker-lag-ms")
 		b.ReportMetric(float64(len(tokens)), "tokens")
 	}
+}
+
+// BenchmarkChatKeystrokeEchoWhileStreaming: the issue's chat benchmark.
+// A first turn puts 5,000 lines of conversation above the editor; during
+// a second turn that streams a token every 5 ms, keys are typed one at a
+// time and the time from writing each to the PTY to its echo in the editor
+// is measured. It reports the median and the 99th percentile; the target
+// is a p99 of 16 ms or less.
+func BenchmarkChatKeystrokeEchoWhileStreaming(b *testing.B) {
+	chunk := func(w http.ResponseWriter, text string) {
+		body := fmt.Sprintf(`{"id":"b","object":"chat.completion.chunk","created":1,"model":"bench","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, text)
+		fmt.Fprintf(w, "data: %s\n\n", body)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		if bytes.Contains(body, []byte("stream-slowly")) {
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-tick.C:
+				}
+				tok := fmt.Sprintf("tok%d ", i)
+				if i%12 == 11 {
+					tok += "\n\n"
+				}
+				chunk(w, tok)
+				fl.Flush()
+			}
+		}
+		// The first turn: 5,000 lines, 100 a chunk.
+		for i := 0; i < 5000; i += 100 {
+			var s strings.Builder
+			for j := i; j < i+100; j++ {
+				fmt.Fprintf(&s, "line %d of the conversation above, about as long as a line of prose\n\n", j)
+			}
+			chunk(w, s.String())
+			fl.Flush()
+		}
+		chunk(w, "fill-done")
+		fmt.Fprint(w, `data: {"id":"b","object":"chat.completion.chunk","created":1,"model":"bench","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+		fl.Flush()
+	}))
+	defer srv.Close()
+	c := startBenchChat(b, srv.URL+"/v1")
+	from := c.len()
+	_, _ = c.f.Write([]byte("fill\r"))
+	c.waitFor(b, from, "fill-done", 120*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	// The same keys with no turn running, on the same machine at the same
+	// time: what the machine itself costs.
+	idle := typeKeys(b, c, 200)
+	_, _ = c.f.Write([]byte{0x15})
+	time.Sleep(100 * time.Millisecond)
+	from = c.len()
+	_, _ = c.f.Write([]byte("stream-slowly\r"))
+	c.waitFor(b, from, "tok20 ", 30*time.Second)
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		lat = append(lat, typeKeys(b, c, 200)...)
+	}
+	b.StopTimer()
+	_, _ = c.f.Write([]byte{0x03}) // stop the streaming turn
+	p99 := func(d []time.Duration) float64 {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return float64(d[len(d)*99/100]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(medianMS(lat), "echo-median-ms")
+	b.ReportMetric(p99(lat), "echo-p99-ms")
+	b.ReportMetric(p99(idle), "idle-echo-p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1])/float64(time.Millisecond), "echo-max-ms")
+}
+
+// typeKeys types n keys one at a time (Ctrl-U starting a new line every
+// 36) and returns each one's time from the write to the PTY to its echo:
+// what is waited for is the whole line typed so far, since a single letter
+// could match an escape sequence or streamed text.
+func typeKeys(b *testing.B, c *benchChat, n int) []time.Duration {
+	keys := "abcdefghijklmnopqrstuvwxyz0123456789"
+	var lat []time.Duration
+	typed := ""
+	for i := 0; i < n; i++ {
+		if len(typed) == len(keys) {
+			_, _ = c.f.Write([]byte{0x15})
+			time.Sleep(30 * time.Millisecond)
+			typed = ""
+		}
+		from := c.len()
+		k := keys[len(typed) : len(typed)+1]
+		typed += k
+		start := time.Now()
+		_, _ = c.f.Write([]byte(k))
+		lat = append(lat, c.waitFor(b, from, typed, 5*time.Second).Sub(start))
+		time.Sleep(5 * time.Millisecond)
+	}
+	return lat
 }
