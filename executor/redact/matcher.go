@@ -50,33 +50,97 @@ type matcher struct {
 	tree radix
 }
 
-func newMatcher(patterns [][]byte) *matcher {
+// newMatcher builds the matcher of distinct patterns, given the order
+// that sorts them (sortPatterns).
+func newMatcher(patterns [][]byte, order []int32) *matcher {
 	m := &matcher{window: maxWindow}
 	for _, p := range patterns {
 		m.window = min(m.window, len(p))
 		m.maxLen = max(m.maxLen, len(p))
 	}
 	m.stride = m.window - gram + 1
-	m.tree = buildRadix(patterns)
+	m.tree = buildRadix(patterns, order)
 
-	// Patterns with the same window-long prefix add the same grams.
-	prefixes := make(map[string]struct{}, len(patterns))
-	firsts := make(map[uint32]struct{}, len(patterns))
-	for _, p := range patterns {
-		prefixes[string(p[:m.window])] = struct{}{}
-		firsts[binary.LittleEndian.Uint32(p)] = struct{}{}
-	}
-	m.grams, m.gramsShift = newBitmap(len(prefixes) * m.stride)
-	for p := range prefixes {
-		for i := 0; i+gram <= len(p); i++ {
-			setBit(m.grams, m.gramsShift, binary.LittleEndian.Uint32([]byte(p[i:])))
+	// Patterns with the same window-long prefix add the same grams, and
+	// those with the same first gram the same first: in sorted order
+	// each such run is adjacent, so counting and adding them needs no
+	// map (two maps of 100,000 keys were a sixth of New's time).
+	// shared[j]: how many of its first window bytes pattern order[j]
+	// shares with the one before it.
+	shared := make([]uint8, len(order))
+	prefixes, firsts := 0, 0
+	for j, i := range order {
+		if j > 0 {
+			shared[j] = uint8(commonPrefix(patterns[i][:m.window], patterns[order[j-1]][:m.window]))
+		}
+		if j == 0 || int(shared[j]) < m.window {
+			prefixes++
+		}
+		if j == 0 || shared[j] < gram {
+			firsts++
 		}
 	}
-	m.firsts, m.firstShift = newBitmap(len(firsts))
-	for g := range firsts {
-		setBit(m.firsts, m.firstShift, g)
+	m.grams, m.gramsShift = newBitmap(prefixes * m.stride)
+	m.firsts, m.firstShift = newBitmap(firsts)
+	for j, i := range order {
+		p := patterns[i]
+		if j == 0 || int(shared[j]) < m.window {
+			for k := 0; k+gram <= m.window; k++ {
+				setBit(m.grams, m.gramsShift, binary.LittleEndian.Uint32(p[k:]))
+			}
+		}
+		if j == 0 || shared[j] < gram {
+			setBit(m.firsts, m.firstShift, binary.LittleEndian.Uint32(p))
+		}
 	}
 	return m
+}
+
+// sortPatterns returns the indexes of patterns in byte order, equal ones
+// by index. The first eight bytes of each, as one number, are sorted by
+// a stable radix sort (eight passes of counting); only runs that agree on
+// them are then compared whole. A comparison sort with bytes.Compare was
+// a third of the radix tree's build for 8,000 secrets' 100,000 patterns.
+func sortPatterns(patterns [][]byte) []int32 {
+	n := len(patterns)
+	order, tmp := make([]int32, n), make([]int32, n)
+	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
+	for i, p := range patterns {
+		order[i] = int32(i)
+		var k [8]byte
+		copy(k[:], p)
+		keys[i] = binary.BigEndian.Uint64(k[:])
+	}
+	for shift := 0; shift < 64; shift += 8 {
+		var count [257]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff+1]++
+		}
+		if count[(keys[0]>>shift)&0xff+1] == n {
+			continue // every key has this byte: the pass changes nothing
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for j, k := range keys {
+			b := (k >> shift) & 0xff
+			tmp[count[b]], tmpKeys[count[b]] = order[j], k
+			count[b]++
+		}
+		order, tmp = tmp, order
+		keys, tmpKeys = tmpKeys, keys
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && keys[j] == keys[i] {
+			j++
+		}
+		if j-i > 1 { // stable: equal patterns stay in index order
+			slices.SortStableFunc(order[i:j], func(a, b int32) int { return bytes.Compare(patterns[a], patterns[b]) })
+		}
+		i = j
+	}
+	return order
 }
 
 // newBitmap returns a bitmap for entries hashed grams and the shift that
@@ -168,28 +232,41 @@ type rnode struct {
 	kids  []int32 // child node indices
 }
 
-func buildRadix(patterns [][]byte) radix {
-	order := make([]int32, len(patterns))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(patterns[a], patterns[b]) })
+func buildRadix(patterns [][]byte, order []int32) radix {
 	// A path-compressed trie has at most two nodes a pattern; growing the
 	// slice instead copied every node (and its pointers) again and again:
 	// with 8,000 secrets (about 80,000 patterns) that was most of New.
-	t := radix{nodes: make([]rnode, 0, 2*len(patterns))}
-	for i := range t.root {
-		t.root[i] = -1
+	// The children's keys and indexes of every node are cut from two
+	// shared arrays of that size too, rather than grown node by node.
+	b := radixBuilder{
+		radix:    radix{nodes: make([]rnode, 0, 2*len(patterns))},
+		patterns: patterns,
+		keys:     make([]byte, 0, 2*len(patterns)),
+		kids:     make([]int32, 0, 2*len(patterns)),
 	}
-	for _, g := range groupByByte(patterns, order, 0) {
-		t.root[patterns[g[0]][0]] = t.build(patterns, g, 0)
+	for i := range b.root {
+		b.root[i] = -1
 	}
-	return t
+	for i := 0; i < len(order); {
+		j := runByByte(patterns, order, i, 0)
+		b.root[patterns[order[i]][0]] = b.build(order[i:j], 0)
+		i = j
+	}
+	return b.radix
+}
+
+// radixBuilder builds a radix from sorted, distinct patterns.
+type radixBuilder struct {
+	radix
+	patterns [][]byte
+	keys     []byte  // every node's keys, cut from one array
+	kids     []int32 // every node's kids, likewise
 }
 
 // build adds the node for sorted, distinct patterns that agree on their
 // first depth+1 bytes and returns its index.
-func (t *radix) build(patterns [][]byte, group []int32, depth int) int32 {
+func (t *radixBuilder) build(group []int32, depth int) int32 {
+	patterns := t.patterns
 	first, last := patterns[group[0]], patterns[group[len(group)-1]]
 	lcp := depth + 1
 	for lcp < len(first) && lcp < len(last) && first[lcp] == last[lcp] {
@@ -202,27 +279,39 @@ func (t *radix) build(patterns [][]byte, group []int32, depth int) int32 {
 		t.nodes[idx].id = group[0]
 		rest = group[1:]
 	}
-	for _, g := range groupByByte(patterns, rest, lcp) {
-		kid := t.build(patterns, g, lcp)
-		t.nodes[idx].keys = append(t.nodes[idx].keys, patterns[g[0]][lcp])
-		t.nodes[idx].kids = append(t.nodes[idx].kids, kid)
+	n := 0
+	for i := 0; i < len(rest); i = runByByte(patterns, rest, i, lcp) {
+		n++
 	}
+	if n == 0 {
+		return idx
+	}
+	if len(t.keys)+n > cap(t.keys) { // not with distinct patterns; never wrong
+		t.keys, t.kids = make([]byte, 0, 2*n), make([]int32, 0, 2*n)
+	}
+	at := len(t.keys)
+	keys, kids := t.keys[at:at+n:at+n], t.kids[at:at+n:at+n]
+	t.keys, t.kids = t.keys[:at+n], t.kids[:at+n]
+	k := 0
+	for i := 0; i < len(rest); k++ {
+		j := runByByte(patterns, rest, i, lcp)
+		keys[k] = patterns[rest[i]][lcp]
+		kids[k] = t.build(rest[i:j], lcp)
+		i = j
+	}
+	t.nodes[idx].keys, t.nodes[idx].kids = keys, kids
 	return idx
 }
 
-// groupByByte splits sorted patterns, all longer than depth, into runs that
-// share the byte at depth.
-func groupByByte(patterns [][]byte, sorted []int32, depth int) [][]int32 {
-	var groups [][]int32
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && patterns[sorted[j]][depth] == patterns[sorted[i]][depth] {
-			j++
-		}
-		groups = append(groups, sorted[i:j])
-		i = j
+// runByByte returns the end of the run of sorted patterns, from i, that
+// share the byte at depth (all are longer than depth).
+func runByByte(patterns [][]byte, sorted []int32, i, depth int) int {
+	c := patterns[sorted[i]][depth]
+	j := i + 1
+	for j < len(sorted) && patterns[sorted[j]][depth] == c {
+		j++
 	}
-	return groups
+	return j
 }
 
 // longest returns the length and id of the longest pattern that is a prefix
