@@ -325,7 +325,7 @@ func (c chatLoop) Terminal(tty *os.File) (os.Signal, error) {
 		intro = append(intro, session.ResumeNote(c.Resumed))
 		chat.SetConversation(conv.Messages())
 	}
-	intro = append(intro, fmt.Sprintf("session.Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
+	intro = append(intro, fmt.Sprintf("Session %s (/resume picks another, /compact summarizes older turns).", agent.Session))
 	chat.SetIntro(strings.Join(intro, "\n"))
 	// The permission form's colours suit the terminal's background.
 	c.ResolveBackground()
@@ -361,7 +361,7 @@ func (c chatLoop) Plain(interactive bool, exit func(os.Signal)) error {
 	if c.Resumed != nil {
 		conv = c.Resumed.Conversation
 	}
-	fmt.Fprintf(c.Stdout, "hush chat — %s. session.Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
+	fmt.Fprintf(c.Stdout, "hush chat — %s. Tools get no secret unless you allow it. Ctrl-C stops a turn, Ctrl-D exits.\n", agent.Provider.Name())
 	if ins := c.instructions(); ins != "" {
 		fmt.Fprintln(c.Stdout, ins)
 	}
@@ -371,7 +371,7 @@ func (c chatLoop) Plain(interactive bool, exit func(os.Signal)) error {
 	if c.Resumed != nil {
 		fmt.Fprintln(c.Stdout, session.ResumeNote(c.Resumed))
 	}
-	fmt.Fprintf(c.Stdout, "session.Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
+	fmt.Fprintf(c.Stdout, "Session %s (/resume picks another, /compact summarizes older turns).\n", agent.Session)
 
 	return ui.Plain{In: c.Stdin, Out: c.Stdout, Agent: agent, Conv: &conv, Redact: c.Redact, Ask: interactive,
 		Command: func(ctx context.Context, out io.Writer, cmd, arg string) {
