@@ -150,14 +150,8 @@ func (c *Chat) Run() error {
 	if w, _, err := term.GetSize(int(c.cfg.In.Fd())); err == nil && w > 0 {
 		c.width.Store(int64(w))
 	}
-	fmt.Fprintln(c.cfg.Out, c.banner())
-	if c.cfg.Intro != "" {
-		fmt.Fprintln(c.cfg.Out, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
-	}
-	if s := c.conversation(c.resumed); s != "" {
-		fmt.Fprintln(c.cfg.Out, s)
-	}
 	m := newModel(c)
+	m.greeting = c.greeting()
 	c.prog = c.program(m)
 	defer close(c.done)
 	final, err := c.prog.Run()
@@ -189,6 +183,19 @@ func (c *Chat) program(m tea.Model) *tea.Program {
 	)
 }
 
+// greeting is what the chat prints before its first prompt: the banner,
+// the intro and a resumed conversation.
+func (c *Chat) greeting() string {
+	parts := []string{c.banner()}
+	if c.cfg.Intro != "" {
+		parts = append(parts, c.st.dim.Render(outbuf.Sanitize(c.cfg.Intro)))
+	}
+	if s := c.conversation(c.resumed); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "\n")
+}
+
 func (c *Chat) banner() string {
 	return c.st.title.Render("hush chat") + c.st.dim.Render(" — "+c.modelLabel(c.cfg.Model)+" · "+c.shortDir()+" · sandbox "+c.cfg.Sandbox) + "\n" +
 		c.st.dim.Render("Tools get no secret unless you allow it. /help lists commands; Ctrl-C stops a turn, Ctrl-D exits.")
@@ -216,13 +223,7 @@ func (c *Chat) print(s string) {
 		fmt.Fprintln(c.cfg.Out, s)
 		return
 	}
-	// A line wider than the terminal is wrapped here: bubbletea clears
-	// the rest of a printed row only for a line narrower than the
-	// terminal, so the terminal's own wrap left the status line's old
-	// text after the last row of a long tool call or output line.
-	if w := int(c.width.Load()); w > 0 && widerThan(s, w) {
-		s = ansi.Hardwrap(s, w, true)
-	}
+	s = c.fit(s)
 	c.printMu.Lock()
 	defer c.printMu.Unlock()
 	sent := make(chan struct{})
@@ -231,6 +232,17 @@ func (c *Chat) print(s string) {
 	case <-sent:
 	case <-c.done:
 	}
+}
+
+// fit wraps each line of s wider than the terminal, for the program to
+// print: bubbletea clears the rest of a printed row only for a line
+// narrower than the terminal, so the terminal's own wrap left the status
+// line's old text after the last row of a long tool call or output line.
+func (c *Chat) fit(s string) string {
+	if w := int(c.width.Load()); w > 0 && widerThan(s, w) {
+		return ansi.Hardwrap(s, w, true)
+	}
+	return s
 }
 
 // widerThan reports whether a line of s is wider than w columns
@@ -556,6 +568,7 @@ type model struct {
 	files        []string // the project's files, once loaded for @ completion
 	filesLoading bool
 
+	greeting    string // printed by Init
 	suspended   bool
 	interrupted bool
 	// queued: Enter was pressed during a turn; what the editor holds is
@@ -611,7 +624,16 @@ func newModel(c *Chat) *model {
 	return m
 }
 
-func (m *model) Init() tea.Cmd { return textarea.Blink }
+// Init prints the greeting. The program prints it, not Run before the
+// program starts: the program has put the terminal in raw mode by now, so
+// the banner says truly that the chat reads keys. Printed before, it was
+// on the screen while keys were still read by the terminal's line
+// discipline — a prompt typed then was echoed, and its Enter, turned into
+// a line feed there (ICRNL), arrived as Ctrl-J, which adds a line: the
+// prompt was never sent.
+func (m *model) Init() tea.Cmd {
+	return tea.Batch(tea.Println(m.c.fit(m.greeting)), textarea.Blink)
+}
 
 func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	defer func() {
