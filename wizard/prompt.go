@@ -42,6 +42,9 @@ type Prompter struct {
 func (p *Prompter) Confirm(ctx context.Context, req executor.Request) (executor.Answer, error) {
 	a := NewApproval(req)
 	a.NoColor = p.NoColor
+	if !p.Accessible {
+		defer keysToForm(p.In)()
+	}
 	rows, cols := terminalSize(p.Out, p.In)
 	a.Width = cols
 	m := NewChoiceModel(a).WithWidth(cols)
