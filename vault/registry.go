@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -52,6 +53,15 @@ func (r *Registry) Names() []string {
 	return names
 }
 
+// OpenError is a backend that could not be opened, with why.
+type OpenError struct {
+	Backend string
+	Err     error
+}
+
+func (e *OpenError) Error() string { return "open vault backend " + e.Backend + ": " + e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
 // Open builds the backend registered under name.
 func (r *Registry) Open(name, dataDir string) (Vault, error) {
 	r.mu.Lock()
@@ -62,11 +72,11 @@ func (r *Registry) Open(name, dataDir string) (Vault, error) {
 	}
 	v, err := f(dataDir)
 	if err != nil {
-		return nil, fmt.Errorf("open vault backend %s: %w", name, err)
+		return nil, &OpenError{Backend: name, Err: err}
 	}
 	if v == nil {
 		// Caught here, not as a nil dereference at the first secret read.
-		return nil, fmt.Errorf("open vault backend %s: its factory returned no vault", name)
+		return nil, &OpenError{Backend: name, Err: errors.New("its factory returned no vault")}
 	}
 	return v, nil
 }

@@ -210,8 +210,14 @@ func (s SetupRun) Run(ctx context.Context) error {
 // open: the registry's and the keyring's wrappers say what the sentence
 // already says, and setup itself is where another backend is picked.
 func unavailable(name string, err error) string {
-	msg := strings.TrimPrefix(err.Error(), "open vault backend "+name+": ")
-	msg = strings.TrimPrefix(msg, keyring.ErrUnavailable.Error()+": ")
-	msg = strings.ReplaceAll(msg, ` ([vault] backend = "envfile")`, "")
+	var open *vault.OpenError
+	if errors.As(err, &open) {
+		err = open.Err
+	}
+	msg := err.Error()
+	var ue *keyring.UnavailableError
+	if errors.As(err, &ue) {
+		msg = ue.Reason
+	}
 	return fmt.Sprintf("The %s backend is not available here: %s.", name, strings.TrimSuffix(msg, "."))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -75,12 +74,15 @@ func TestSetupRunSavesNothingWhenTheCheckFails(t *testing.T) {
 // are not repeated around the reason.
 func TestUnavailableIsOneSentence(t *testing.T) {
 	t.Parallel()
-	err := fmt.Errorf("open vault backend keyring: %w", fmt.Errorf("%w: no D-Bus session bus; otherwise use the envfile backend ([vault] backend = \"envfile\")", keyring.ErrUnavailable))
+	err := &vault.OpenError{Backend: "keyring", Err: &keyring.UnavailableError{Reason: "no D-Bus session bus; otherwise use the envfile backend", NamesEnvfile: true}}
+	if !errors.Is(err, keyring.ErrUnavailable) || err.Error() != `open vault backend keyring: no OS keyring service is available: no D-Bus session bus; otherwise use the envfile backend ([vault] backend = "envfile")` {
+		t.Errorf("the error reads %q", err)
+	}
 	want := "The keyring backend is not available here: no D-Bus session bus; otherwise use the envfile backend."
 	if got := unavailable("keyring", err); got != want {
 		t.Errorf("unavailable = %q, want %q", got, want)
 	}
-	if got := unavailable("vaultx", errors.New("open vault backend vaultx: it broke.")); got != "The vaultx backend is not available here: it broke." {
+	if got := unavailable("vaultx", &vault.OpenError{Backend: "vaultx", Err: errors.New("it broke.")}); got != "The vaultx backend is not available here: it broke." {
 		t.Errorf("unavailable = %q", got)
 	}
 }

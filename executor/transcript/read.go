@@ -73,8 +73,9 @@ var ErrNotFound = errors.New("no such session")
 // file only, non-blocking (userfile.Open).
 func open(path string, limit int64) (*os.File, error) {
 	f, err := userfile.Open(path, limit)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), path) {
-		err = fmt.Errorf("%s: %w", path, err)
+	var pe *fs.PathError
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !(errors.As(err, &pe) && pe.Path == path) {
+		err = fmt.Errorf("%s: %w", path, err) // userfile's refusals are sentences without the name
 	}
 	return f, err
 }

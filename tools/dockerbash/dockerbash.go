@@ -355,7 +355,7 @@ func (t Tool) createError(tc *executor.ToolContext, root string, err error) erro
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	if isNotFound(err) && strings.Contains(err.Error(), "image") {
+	if errors.Is(err, ErrNoImage) {
 		return t.noImage(EngineEnv(tc.Ambient))
 	}
 	msg := err.Error()

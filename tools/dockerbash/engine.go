@@ -44,7 +44,8 @@ const (
 // ErrNoEngine means no Docker engine answered.
 var ErrNoEngine = errors.New("no Docker engine answers")
 
-// ErrNoImage means the configured image is not on the engine.
+// ErrNoImage means the configured image is not on the engine; the error of
+// ContainerCreate wraps it when the engine answers 404.
 var ErrNoImage = errors.New("image not on the Docker engine")
 
 // EngineHost is the engine address hush uses for ambient: DOCKER_HOST, or
@@ -347,6 +348,9 @@ func (e *Engine) ContainerCreate(ctx context.Context, spec containerSpec) (strin
 		ID string `json:"Id"`
 	}
 	if err := e.call(ctx, http.MethodPost, "/containers/create", nil, spec, &created); err != nil {
+		if isNotFound(err) { // the API's one 404 for a create: no such image
+			return "", fmt.Errorf("%w: %w", ErrNoImage, err)
+		}
 		return "", err
 	}
 	if created.ID == "" {

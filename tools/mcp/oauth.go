@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hushcli/hush/executor/outbuf"
 	"html"
 	"io"
 	"net"
@@ -24,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hushcli/hush/executor/outbuf"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
@@ -137,12 +138,11 @@ func (t *tokenStore) Token() (*oauth2.Token, error) {
 	if t.src == nil {
 		return nil, nil
 	}
+	if t.meta.RefreshToken == "" && !(&oauth2.Token{AccessToken: t.meta.AccessToken, Expiry: t.meta.Expiry}).Valid() {
+		return nil, nil // expired and not refreshable: sign in again
+	}
 	tok, err := t.src.Token()
 	if err != nil {
-		var re *oauth2.RetrieveError
-		if !errors.As(err, &re) && strings.Contains(err.Error(), "refresh token is not set") {
-			return nil, nil // expired and not refreshable: sign in again
-		}
 		return nil, err // the SDK treats invalid_grant as "sign in again"
 	}
 	if tok.AccessToken != t.meta.AccessToken || (tok.RefreshToken != "" && tok.RefreshToken != t.meta.RefreshToken) {

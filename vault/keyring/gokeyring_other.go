@@ -35,7 +35,7 @@ func openStore(map[string]string, time.Duration) (Store, func() error, error) {
 	// A lookup of an item that need not exist proves the keyring answers.
 	_, err := gokeyring.Get(DefaultService, indexUser)
 	if err != nil && !errors.Is(err, gokeyring.ErrNotFound) {
-		return nil, nil, fmt.Errorf("%w: %v; keep secrets in a file with the envfile backend ([vault] backend = \"envfile\")", ErrUnavailable, err)
+		return nil, nil, &UnavailableError{Reason: fmt.Sprintf("%v; keep secrets in a file with the envfile backend", err), NamesEnvfile: true}
 	}
 	return goKeyring{}, func() error { return nil }, nil
 }

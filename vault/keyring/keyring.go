@@ -52,8 +52,28 @@ const indexUser = "hush:index"
 const lockFileName = "keyring.lock"
 
 // ErrUnavailable means no keyring service can be reached. Callers name the
-// fallback: the envfile backend.
+// fallback: the envfile backend. The errors that say so are
+// *UnavailableError.
 var ErrUnavailable = errors.New("no OS keyring service is available")
+
+// UnavailableError is why no keyring service can be reached: it is
+// ErrUnavailable (errors.Is) with its reason.
+type UnavailableError struct {
+	// Reason is one sentence; NamesEnvfile says it ends by pointing at the
+	// envfile backend, after which Error adds the config line to write.
+	Reason       string
+	NamesEnvfile bool
+}
+
+func (e *UnavailableError) Error() string {
+	s := ErrUnavailable.Error() + ": " + e.Reason
+	if e.NamesEnvfile {
+		s += ` ([vault] backend = "envfile")`
+	}
+	return s
+}
+
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // ErrLocked means the keyring is locked and was not unlocked.
 var ErrLocked = errors.New("the keyring is locked")

@@ -93,11 +93,11 @@ func openStore(env map[string]string, timeout time.Duration) (Store, func() erro
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		_ = s.close()
-		return nil, nil, fmt.Errorf("%w: the D-Bus session bus did not answer within %s", ErrUnavailable, timeout)
+		return nil, nil, &UnavailableError{Reason: fmt.Sprintf("the D-Bus session bus did not answer within %s", timeout)}
 	}
 	if err != nil || !owned {
 		_ = s.close()
-		return nil, nil, fmt.Errorf("%w: no Secret Service (org.freedesktop.secrets) on the D-Bus session bus; start gnome-keyring or KeePassXC's Secret Service, or keep secrets in a file with the envfile backend ([vault] backend = \"envfile\")", ErrUnavailable)
+		return nil, nil, &UnavailableError{Reason: "no Secret Service (org.freedesktop.secrets) on the D-Bus session bus; start gnome-keyring or KeePassXC's Secret Service, or keep secrets in a file with the envfile backend", NamesEnvfile: true}
 	}
 	return s, s.close, nil
 }
@@ -125,7 +125,7 @@ func busAddress(env map[string]string) (string, error) {
 			}
 		}
 		if len(usable) == 0 {
-			return "", fmt.Errorf("%w: DBUS_SESSION_BUS_ADDRESS names no unix or tcp address hush can connect to; use the envfile backend ([vault] backend = \"envfile\")", ErrUnavailable)
+			return "", &UnavailableError{Reason: "DBUS_SESSION_BUS_ADDRESS names no unix or tcp address hush can connect to; use the envfile backend", NamesEnvfile: true}
 		}
 		return strings.Join(usable, ";"), nil
 	}
@@ -140,7 +140,7 @@ func busAddress(env map[string]string) (string, error) {
 			return "unix:path=" + sock, nil
 		}
 	}
-	return "", fmt.Errorf("%w: no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no %s); on a desktop, log in to a graphical session; otherwise use the envfile backend ([vault] backend = \"envfile\")", ErrUnavailable, filepath.Join(dirs[len(dirs)-1], "bus"))
+	return "", &UnavailableError{Reason: fmt.Sprintf("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no %s); on a desktop, log in to a graphical session; otherwise use the envfile backend", filepath.Join(dirs[len(dirs)-1], "bus")), NamesEnvfile: true}
 }
 
 // connect returns the live connection, dialling again if it dropped.
@@ -159,7 +159,7 @@ func (s *secretService) connect() (*dbus.Conn, error) {
 		}
 		last = err
 	}
-	return nil, fmt.Errorf("%w: cannot connect to the D-Bus session bus: %v", ErrUnavailable, last)
+	return nil, &UnavailableError{Reason: fmt.Sprintf("cannot connect to the D-Bus session bus: %v", last)}
 }
 
 func (s *secretService) close() error {
@@ -403,7 +403,7 @@ func wrapDBus(err error) error {
 	var de dbus.Error
 	if errors.As(err, &de) {
 		if de.Name == dbusServiceGone {
-			return fmt.Errorf("%w: the Secret Service went away (%s)", ErrUnavailable, de.Name)
+			return &UnavailableError{Reason: fmt.Sprintf("the Secret Service went away (%s)", de.Name)}
 		}
 		if strings.HasSuffix(de.Name, ".IsLocked") {
 			return fmt.Errorf("%w (%s)", ErrLocked, de.Name)
