@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,6 +249,7 @@ func (p *Proxy) handle(st *callState, w http.ResponseWriter, r *http.Request) {
 	rec := Record{Tool: st.call.Tool, Method: r.Method, Secrets: st.call.Secrets, Start: time.Now()}
 	host, port, err := target(r)
 	if err != nil {
+		w.Header().Set("Connection", "close")
 		http.Error(w, "hush: "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -300,7 +302,30 @@ func target(r *http.Request) (string, int, error) {
 	if err != nil || n < 1 || n > 65535 || host == "" {
 		return "", 0, fmt.Errorf("%q is not a host and port", hostport)
 	}
-	return config.NormalizeHost(host), n, nil
+	host = config.NormalizeHost(host)
+	if err := checkName(host); err != nil {
+		return "", 0, err
+	}
+	return host, n, nil
+}
+
+// checkName accepts an IP address or a DNS name. A name whose last label
+// is a number is an address in another spelling ("2130706433",
+// "0177.0.0.1", "127.1"), which some resolvers and upstream proxies read
+// as 127.0.0.1: it is refused rather than matched as a name.
+func checkName(host string) error {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	pat, err := config.ParseHostPattern(host)
+	if err != nil || pat.Wildcard() || pat.Port != 0 || pat.Host != host {
+		return fmt.Errorf("%q is not a host name", host)
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
+		return fmt.Errorf("%q is an address written as a name; write the address itself", host)
+	}
+	return nil
 }
 
 // decide is the policy's verdict, asking the person where it asks.

@@ -476,3 +476,43 @@ func TestUpstreamProxyCredentials(t *testing.T) {
 	}
 	noByte(t, in.githubTLS)
 }
+
+// What a hostile tool may put in a request line: names that are not
+// names, addresses in disguise, a Host header that differs from the URL.
+func TestHostileTargets(t *testing.T) {
+	t.Parallel()
+	in := newInternet(t)
+	p, _ := newProxy(t, internetTOML, in, Options{})
+	pu := serve(t, p, Call{Tool: "bash"})
+	send := func(req string) string {
+		c, err := net.Dial("tcp", pu.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, req)
+		b, _ := io.ReadAll(c)
+		return string(b)
+	}
+	for target, why := range map[string]string{
+		"2130706433:80": "is an address written as a name", "0177.0.0.1:80": "is an address written as a name",
+		"127.1:80": "is an address written as a name", "0x7f.0.0.1:80": "is an address written as a name",
+		"evil.example.0x7f:80": "is an address written as a name",
+		"*.github.com:443":     "is not a host name", "evil.example!.github.com:443": "is not a host name", "github.com..:443": "is not a host name",
+	} {
+		got := send("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
+		if !strings.HasPrefix(got, "HTTP/1.1 400") || !strings.Contains(got, why) {
+			t.Errorf("CONNECT %s: %q, want 400 saying it %s", target, got, why)
+		}
+	}
+	noByte(t, in.files)
+	// The Host header goes with the URL, not with what the tool wrote: a
+	// front end shared by two hosts cannot be steered to the other.
+	got := send("GET http://github.com/x HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+	if !strings.Contains(got, "ok from github") {
+		t.Fatalf("GET: %q", got)
+	}
+	if _, raw := in.github.raw.seen(); !strings.Contains(string(raw), "Host: github.com\r\n") || strings.Contains(string(raw), "evil.example") {
+		t.Errorf("github's listener read %q", raw)
+	}
+}
