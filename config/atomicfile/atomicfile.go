@@ -22,6 +22,13 @@ import (
 // was. Errors are the operation's own (*fs.PathError and the like), for
 // the caller to wrap with what it was writing.
 func WriteFile(path string, data []byte, check func(tmp string) error) error {
+	return WriteFileMode(path, data, 0o600, check)
+}
+
+// WriteFileMode is WriteFile with the new file's mode: the file tools
+// keep a project file's own mode (a script stays executable). The temp
+// file has the mode before data is written to it.
+func WriteFileMode(path string, data []byte, mode os.FileMode, check func(tmp string) error) error {
 	dir := filepath.Dir(path)
 	// The pid in the name lets RemoveStale tell a killed writer's leftover
 	// (it holds the whole new content, secrets included) from a live one.
@@ -35,7 +42,7 @@ func WriteFile(path string, data []byte, check func(tmp string) error) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	if err := f.Chmod(0o600); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		return fail(err)
 	}
 	if _, err := f.Write(data); err != nil {

@@ -134,3 +134,26 @@ func TestRemoveStale(t *testing.T) {
 		t.Errorf("WriteFile: %v, temp file mode %v", err, seen)
 	}
 }
+
+// TestWriteFileModeKeepsTheMode: the file tools' write keeps a script
+// executable and leaves no temp file; WriteFile's default stays 0600.
+func TestWriteFileModeKeepsTheMode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "run.sh")
+	if err := WriteFileMode(p, []byte("#!/bin/sh\n"), 0o755, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode = %v, %v; want 0755", fi.Mode(), err)
+	}
+	if err := WriteFile(p, []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("WriteFile's mode = %v, want 0600", fi.Mode())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the dir holds %d entries, want only the file", len(entries))
+	}
+}

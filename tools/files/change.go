@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/hushcli/hush/config/atomicfile"
 	"github.com/hushcli/hush/executor"
 )
 
@@ -116,9 +117,10 @@ func countDiff(diff string) (added, removed int) {
 var ErrChanged = errors.New("changed since the diff was shown")
 
 // apply writes the approved change, only if the file is still what the
-// diff was made from. The new content goes to a temporary file in the same
-// directory and is renamed over the old one, so a reader never sees half
-// a file and a failure leaves the old one whole.
+// diff was made from, through hush's one atomic writer (atomicfile): a
+// synced temporary file in the same directory renamed over the old one,
+// so a reader never sees half a file and a failure leaves the old one
+// whole.
 func (c change) apply(name string) error {
 	cur, err := readRegular(c.path, name, MaxWriteBytes)
 	switch {
@@ -142,23 +144,7 @@ func (c change) apply(name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", display(dir, dir), unwrapPathError(err))
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(c.path)+".hush-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, unwrapPathError(err))
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename: gone already
-	if _, err := tmp.Write(c.new); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, unwrapPathError(err))
-	}
-	if err := tmp.Chmod(c.mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, unwrapPathError(err))
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, unwrapPathError(err))
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
+	if err := atomicfile.WriteFileMode(c.path, c.new, c.mode, nil); err != nil {
 		return fmt.Errorf("write %s: %w", name, unwrapPathError(err))
 	}
 	return nil
