@@ -76,11 +76,16 @@ type SandboxConfig struct {
 	Allow []string `toml:"allow"`
 	Hide  []string `toml:"hide"`
 	// Constructed builds each host tool's root from the allowlist view
-	// (`hush sandbox show`) instead of masking the host's root: nothing of
-	// the machine is in a tool's world but what the view lists. Opt-in
-	// while `hush audit`'s controls move to it; then the default.
-	Constructed bool `toml:"constructed"`
+	// (`hush sandbox show`): nothing of the machine is in a tool's world
+	// but what the view lists. On unless set to false, which falls back
+	// to the host's root with masks over what hush knows to hide (only
+	// the user's own config can switch it off).
+	Constructed *bool `toml:"constructed"`
 }
+
+// ConstructedWorld reports whether host tools get the constructed world
+// (the default) rather than the host's root with masks.
+func (s SandboxConfig) ConstructedWorld() bool { return s.Constructed == nil || *s.Constructed }
 
 // Unsafe switches protections off. It exists so that `hush audit`'s own
 // tests can prove each protection is load-bearing through the real code

@@ -192,7 +192,12 @@ func MergeProject(user, proj Config, trusted bool) (Config, []string) {
 	// what the sandbox hides.
 	out.Sandbox.Hide = append(slices.Clone(user.Sandbox.Hide), proj.Sandbox.Hide...)
 	out.Sandbox.Required = user.Sandbox.Required || proj.Sandbox.Required
-	out.Sandbox.Constructed = user.Sandbox.Constructed || proj.Sandbox.Constructed
+	// The constructed world is the user's choice alone: a project never
+	// falls back to the masks.
+	out.Sandbox.Constructed = user.Sandbox.Constructed
+	if c := proj.Sandbox.Constructed; c != nil && !*c {
+		notes = append(notes, "its [sandbox] constructed = false is ignored (a project never narrows the sandbox back to masks)")
+	}
 	if len(proj.Sandbox.Allow) > 0 || proj.Sandbox.Docker {
 		notes = append(notes, "its [sandbox] allow and docker are ignored (a project never re-opens what the sandbox hides)")
 	}

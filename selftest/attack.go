@@ -146,8 +146,8 @@ const (
 )
 
 // agentControl is where the ssh agent row's positive control listens: an
-// agent like the planted one, at a path nothing hides.
-func (w *attackWorld) agentControl() string { return filepath.Join(w.run, "agent-control.sock") }
+// agent like the planted one, in the dir [sandbox] allow adds to the view.
+func (w *attackWorld) agentControl() string { return filepath.Join(w.public, "agent-control.sock") }
 
 // authorizedKeys is the attack home's ~/.ssh/authorized_keys, planted
 // with plantedKey: the audit's, never the user's.
@@ -177,6 +177,14 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 		}
 		w.run = short
 	}
+	// The same for the public dir, which holds the control sockets.
+	if len(filepath.Join(w.public, "agent-control.sock")) > 100 {
+		short, err := os.MkdirTemp("/tmp", "hush-audit-pub-")
+		if err != nil {
+			return nil, err
+		}
+		w.public = short
+	}
 	w.sub = filepath.Join(w.project, "sub")
 	decoy := filepath.Join(w.project, ".audit-decoy")
 	for _, d := range []string{w.home, filepath.Join(w.home, ".ssh"), w.configDir, w.dataDir, w.project, w.sub, w.run, filepath.Join(w.run, "keyring"), w.public,
@@ -205,6 +213,10 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options) (*attackWo
 		}
 	}
 	cfg := attackConfig(o, bin, mark)
+	// The public dir is the positive controls' place: a path the user
+	// added to the tool's world ([sandbox] allow), read-write, so what a
+	// tool can reach there proves each attack looked where it could.
+	cfg.Sandbox.Allow = append(cfg.Sandbox.Allow, "rw:"+w.public)
 	cfg.Model.Replay = filepath.Join(w.configDir, turnFile)
 	replay, err := w.replay()
 	if err != nil {
@@ -328,7 +340,7 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	data, conf := sq(w.dataDir), sq(w.configDir)
 	b.WriteString(`cat ` + data + `/vault.env 2>&1 | r vault-file; cat ` + sq(filepath.Join(w.public, "notes")) + ` 2>&1 | r public-file; `)
 	b.WriteString(bin + ` __probe --connect bus=` + sq(filepath.Join(w.run, "bus")) + ` --connect keyring=` + sq(filepath.Join(w.run, "keyring", "control")) +
-		` --connect control=` + sq(filepath.Join(w.run, "public.sock")) + ` --ssh-agent-control ` + sq(w.agentControl()) + `; `)
+		` --connect control=` + sq(filepath.Join(w.public, "public.sock")) + ` --ssh-agent-control ` + sq(w.agentControl()) + `; `)
 	b.WriteString(bin + ` __probe --session-key ` + sq(w.keyName) + `; `)
 	b.WriteString(`printf '\n[[rules]]\ngate = "vault.read:*"\nsubject = "*"\ndecision = "allow"\n' >> ` + conf + `/config.toml 2>&1 | r write-config; `)
 	b.WriteString(`printf '{"projects":{}}\n' > ` + conf + `/trusted-projects.json 2>&1 | r write-trust; `)
@@ -426,8 +438,10 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	if err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(w.run, dir+string(filepath.Separator)) {
-		defer os.RemoveAll(w.run)
+	for _, d := range []string{w.run, w.public} {
+		if !strings.HasPrefix(d, dir+string(filepath.Separator)) {
+			defer os.RemoveAll(d)
+		}
 	}
 	// The bus, the keyring daemon and, as the control, a socket nothing
 	// protects: each answers a connection with what it guards.
@@ -438,7 +452,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 		}
 	}()
 	for path, say := range map[string]string{filepath.Join(w.run, "bus"): c[aKeyring], filepath.Join(w.run, "keyring", "control"): c[aKeyring],
-		filepath.Join(w.run, "public.sock"): mark} {
+		filepath.Join(w.public, "public.sock"): mark} {
 		l, err := net.Listen("unix", path)
 		if err != nil {
 			return nil, fmt.Errorf("audit: listen on %s: %w", path, err)
@@ -461,7 +475,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 		}
 	}
 	if cred != nil {
-		for _, d := range []string{dir, w.run} {
+		for _, d := range []string{dir, w.run, w.public} {
 			if err := chownTree(d, int(cred.Uid), int(cred.Gid)); err != nil {
 				return nil, err
 			}
@@ -848,12 +862,15 @@ func (r *attackResult) cells() map[string]Cell {
 	out[AtkConfigWrite] = written(!bytes.Equal(r.configBefore, r.configAfter), "config.toml")
 	out[AtkTrustWrite] = written(r.trustAfter, "trusted-projects.json")
 	// The read-only ones must stay readable: their positive control is
-	// reading them in the sandbox, beside the write control.
-	readOnly := func(readKey string, want []byte, changed bool, what, then string) Cell {
+	// reading them in the sandbox, beside the write control. One outside
+	// the tool's world (~/.ssh in the constructed home) may be absent
+	// instead: then the write control alone shows the attack could write.
+	readOnly := func(readKey string, want []byte, mayBeAbsent bool, changed bool, what, then string) Cell {
 		raw, errText, present := r.field(readKey)
 		switch {
 		case !present:
 			return r.missing(readKey)
+		case mayBeAbsent && strings.Contains(errText+string(raw), "No such file or directory"):
 		case errText != "" || !bytes.Contains(raw, want):
 			return failed("the positive control (reading " + what + " in the sandbox) did not see it, so this attack proves nothing")
 		}
@@ -865,9 +882,9 @@ func (r *attackResult) cells() map[string]Cell {
 		}
 		return pass()
 	}
-	out[AtkExeWrite] = readOnly("read-exe", []byte("\x7fELF"), r.exeAfter != r.exeBefore, "hush's executable",
+	out[AtkExeWrite] = readOnly("read-exe", []byte("\x7fELF"), false, r.exeAfter != r.exeBefore, "hush's executable",
 		"the next hush would be its program, outside the sandbox")
-	out[AtkSSHWrite] = readOnly("read-keys", []byte(plantedKey(r.w.mark)), string(r.keysAfter) != plantedKey(r.w.mark) || r.keys2After,
+	out[AtkSSHWrite] = readOnly("read-keys", []byte(plantedKey(r.w.mark)), true, string(r.keysAfter) != plantedKey(r.w.mark) || r.keys2After,
 		"~/.ssh/authorized_keys", "its key would log in over ssh, outside the sandbox")
 	out[AtkReveal] = r.readAttack([]string{"reveal"}, []string{"reveal-control"}, identity)
 

@@ -18,7 +18,7 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 		return nil, nil
 	}
 	var err error
-	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.Constructed && policy != nil, Required: cfg.Sandbox.Required}
+	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.ConstructedWorld() && policy != nil, Required: cfg.Sandbox.Required}
 	if tool == bash.Name || tool == background.Name {
 		switch n := cfg.Tools[tool].Network; n {
 		case "", "host":

@@ -40,17 +40,21 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		fmt.Fprintf(w, "%s  %-18s %s\n", mark, p.Name, p.Why)
 	}
 	renderLimits(w, sb, st) // limits.go
+	if st.LandlockOnly {
+		if sb.Policy != nil {
+			fmt.Fprintln(w, "# the allowlist world, which the Landlock rules below enforce")
+			RenderView(w, sb.Policy.View())
+		}
+		return renderLandlock(w, sb)
+	}
 	if sb.Policy != nil && sb.Constructed {
-		fmt.Fprintln(w, "# the tool's world, built from this list ([sandbox] constructed = true): nothing else of this machine is in it")
+		fmt.Fprintln(w, "# the tool's world, built from this list: nothing else of this machine is in it")
 		RenderView(w, sb.Policy.View())
 		return nil
 	}
 	if sb.Policy != nil {
-		fmt.Fprintln(w, "# the allowlist world ([sandbox] constructed = true builds the tool's root from it; until then the host's root with the masks further below)")
+		fmt.Fprintln(w, "# the allowlist world, not built: [sandbox] constructed = false gives tools the host's root with the masks further below")
 		RenderView(w, sb.Policy.View())
-	}
-	if st.LandlockOnly {
-		return renderLandlock(w, sb)
 	}
 	all, err := sb.Masks.Masks()
 	if err != nil {
