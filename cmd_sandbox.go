@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/hushcli/hush/session"
@@ -17,7 +18,10 @@ type sandboxShowOptions struct {
 	Config func() (loaded, error)
 	// HostSandbox is the sandbox a host tool gets in this project.
 	HostSandbox func(tool string) (*sandbox.Config, error)
-	Tool        string
+	// Project is the directory tools run in (an MCP server's relative dir
+	// is below it).
+	Project func() (string, error)
+	Tool    string
 }
 
 func (a *app) sandboxCommand() *cli.Command {
@@ -36,12 +40,14 @@ func newSandboxShowCmd(f *app, runF func(*sandboxShowOptions) error) *cli.Comman
 	return &cli.Command{
 		Name:  "show",
 		Usage: "list the protections a tool runs with on this machine, the paths it does not see and those it may only read",
-		Description: "Every host tool (bash, background processes, MCP servers) runs in a sandbox of its\n" +
-			"own: its own PID namespace and /proc, a mount namespace hiding the paths listed here\n" +
-			"and making hush's own executable and ~/.ssh read-only (the next hush, an ssh login),\n" +
-			"a user namespace (no capability over the host, even as root) and no_new_privs.\n" +
-			"[sandbox] in config.toml sets it: allow = [\"~/.ssh\"] re-opens a hidden path,\n" +
-			"hide = [...] hides more, docker = true leaves the Docker socket reachable,\n" +
+		Description: "Every host tool (bash, background processes, MCP servers) runs in a world of its\n" +
+			"own, built from an allowlist: the project read-write, the system read-only, a minimal\n" +
+			"/dev, its own PID namespace and /proc, a private /tmp and a private home holding only\n" +
+			"PATH dirs, toolchains, build caches and git's config; a user namespace (no capability\n" +
+			"over the host, even as root), no_new_privs, no kernel keys. This prints that world,\n" +
+			"entry by entry, with the reason for each. [sandbox] in config.toml changes it:\n" +
+			"allow = [\"~/.aws\", \"rw:~/notes\", \"ssh-agent\"] adds paths (rw: read-write) and named\n" +
+			"sockets, hide = [...] takes paths out, docker = true adds the Docker socket,\n" +
 			"required = true refuses host tools where the kernel refuses the sandbox.\n" +
 			"Each call is limited too: [tools.NAME] max_processes (4096) and max_memory (half of\n" +
 			"RAM per process); \"# limits per call\" says how this machine enforces them.",
@@ -49,7 +55,7 @@ func newSandboxShowCmd(f *app, runF func(*sandboxShowOptions) error) *cli.Comman
 			&cli.StringFlag{Name: "tool", Value: "bash", Usage: "tool name: bash, background, or mcp:<server>"},
 		},
 		Action: func(c *cli.Context) error {
-			return runF(&sandboxShowOptions{Out: f.Stdout, Config: f.loadConfig, HostSandbox: f.HostSandbox, Tool: c.String("tool")})
+			return runF(&sandboxShowOptions{Out: f.Stdout, Config: f.loadConfig, HostSandbox: f.HostSandbox, Project: f.ProjectDir, Tool: c.String("tool")})
 		},
 	}
 }
@@ -70,6 +76,26 @@ func runSandboxShow(opts *sandboxShowOptions) error {
 	sb, err := opts.HostSandbox(strings.SplitN(opts.Tool, ":", 2)[0])
 	if err != nil {
 		return err
+	}
+	if name, ok := strings.CutPrefix(opts.Tool, "mcp:"); ok && opts.Project != nil {
+		// The server's own program, as it starts (mcp.Manager.connect).
+		servers, err := session.MCPServers(*l.Config, l.Dirs.Config)
+		if err != nil {
+			return err
+		}
+		project, err := opts.Project()
+		if err != nil {
+			return err
+		}
+		for _, s := range servers {
+			if s.Name == name && s.URL == "" {
+				dir := s.Dir
+				if !filepath.IsAbs(dir) {
+					dir = filepath.Join(project, dir)
+				}
+				sb = sb.ForProgram(append([]string{s.Command, dir}, s.Args...)...)
+			}
+		}
 	}
 	return sandbox.Render(opts.Out, opts.Tool, sb, sandbox.Status())
 }

@@ -412,6 +412,7 @@ type attackResult struct {
 	exeAfter     string
 	keysAfter    []byte // the planted authorized_keys afterwards
 	keys2After   bool   // an authorized_keys2 was made
+	written      []byte // what the write control left in the public dir
 	keyPlanted   error  // why the audit could not plant and read back its session key
 }
 
@@ -556,6 +557,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	r.trustAfter = err == nil
 	r.exeAfter = fileIdentity(bin)
 	r.keysAfter, _ = os.ReadFile(w.authorizedKeys())
+	r.written, _ = os.ReadFile(filepath.Join(w.public, "written"))
 	_, err = os.Lstat(filepath.Join(w.home, ".ssh", "authorized_keys2"))
 	r.keys2After = err == nil
 	return r, nil
@@ -851,8 +853,12 @@ func (r *attackResult) cells() map[string]Cell {
 		if _, _, present := r.field("write-control"); !present {
 			return r.missing("write-control")
 		}
-		if b, _ := os.ReadFile(filepath.Join(r.w.public, "written")); string(b) != "written" {
-			return failed("the positive control (a write to a file nothing protects) did not arrive, so this attack proves nothing")
+		if string(r.written) != "written" {
+			said := ""
+			if raw, errText, _ := r.field("write-control"); errText != "" || len(raw) > 0 {
+				said = " (the tool saw: " + shortErr(strings.TrimSpace(errText+string(raw))) + ")"
+			}
+			return failed("the positive control (a write to a file nothing protects) did not arrive" + said + ", so this attack proves nothing")
 		}
 		if changed {
 			return Cell{Status: "LEAK", Detail: "a tool wrote " + what + ": the next session would obey it"}

@@ -483,7 +483,14 @@ func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets
 	case !filepath.IsAbs(dir):
 		dir = filepath.Join(m.opts.Dir, dir)
 	}
-	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, m.opts.Sandbox, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
+	// The server's own program comes into its world, read-only, where the
+	// world leaves it out (a script under the home, a node_modules).
+	program := append([]string{s.cfg.Command, dir}, s.cfg.Args...)
+	if strings.Contains(s.cfg.Command, "/") && !filepath.IsAbs(s.cfg.Command) {
+		program[0] = filepath.Join(dir, s.cfg.Command)
+	}
+	box := m.opts.Sandbox.ForProgram(program...)
+	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, box, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
 	if err != nil {
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
 		return
