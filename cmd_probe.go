@@ -30,13 +30,15 @@ func newProbeCmd(a *app) *cli.Command {
 			&cli.StringFlag{Name: "key"},
 			&cli.StringFlag{Name: "session-key"},
 			&cli.StringFlag{Name: "ssh-agent-control"},
+			&cli.IntFlag{Name: "key-serial"},
 		},
 		Action: func(c *cli.Context) error {
 			return selftest.ProbeCommand{
 				Probe: selftest.ProbeOptions{Env: a.Ambient, AgentPID: c.Int("agent"), Files: c.StringSlice("file"), GrantedVar: c.String("granted-var")},
 				Attack: selftest.AttackOptions{MemPID: c.Int("mem-pid"), Needle: c.String("needle"), MemControl: c.Bool("mem-control"), Mark: a.Ambient["AUDIT_MARK"],
 					Reveal: c.String("reveal"), RevealKey: c.String("key"), RevealData: c.String("reveal-data"), RevealConf: c.String("reveal-config"),
-					SessionKey: c.String("session-key"), SSHAgents: c.IsSet("ssh-agent-control"), SSHAgentControl: c.String("ssh-agent-control")},
+					SessionKey: c.String("session-key"), SSHAgents: c.IsSet("ssh-agent-control"), SSHAgentControl: c.String("ssh-agent-control"),
+					KeySerial: c.Int("key-serial")},
 				MCP: c.Bool("mcp"), MCPSpy: c.Bool("mcp-spy"), Connect: c.StringSlice("connect"),
 			}.Run(context.Background(), a.Stdout)
 		},

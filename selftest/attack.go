@@ -57,8 +57,8 @@ const (
 )
 
 // AttackRows lists the attacks in display order.
-var AttackRows = []string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
-	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}
+var AttackRows = append([]string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
+	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}, ChannelRows...)
 
 // Attack columns: who the agent under test and its tools run as.
 const (
@@ -97,7 +97,7 @@ const (
 
 func newAttackCanaries() canaries {
 	c := canaries{}
-	for i, l := range []string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent} {
+	for i, l := range append([]string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent}, channelLabels...) {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		c[l] = canaryPrefix + "atk" + strconv.Itoa(i) + "-" + hex.EncodeToString(b)
@@ -356,6 +356,7 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 		b.WriteString(`od -c ` + f + ` 2>&1 | r od:` + f + `; ` + need("xxd", "xxd:"+f) + `xxd ` + f + ` 2>&1 | r xxd:` + f + `; fi; `)
 	}
 	b.WriteString(`waitfor ` + fAgentPID + `; ` + bin + ` __probe --mem-pid "$(cat ` + fAgentPID + `)" --mem-control; `)
+	b.WriteString(channelScript(w, bin))
 	// Out of the sandbox for good: a login key for sshd, and hush's own
 	// executable (the agent runs from the audit's copy) rewritten and
 	// replaced — last, since unsandboxed the replacement no longer runs.
@@ -414,6 +415,8 @@ type attackResult struct {
 	keys2After   bool   // an authorized_keys2 was made
 	written      []byte // what the write control left in the public dir
 	keyPlanted   error  // why the audit could not plant and read back its session key
+	ch           channels
+	plantedPath  bool // the PATH plant arrived in the home
 }
 
 // runAttack lays out an attack world in dir and runs the attack turn once
@@ -475,6 +478,12 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}
+	ch := plannedChannels(w)
+	unplant, err := ch.plant(w, cred)
+	if err != nil {
+		return nil, err
+	}
+	defer unplant()
 	if cred != nil {
 		for _, d := range []string{dir, w.run, w.public} {
 			if err := chownTree(d, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -482,7 +491,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}
-	r := &attackResult{w: w}
+	r := &attackResult{w: w, ch: ch}
 	// STORAGE: a key in the session keyring the agent under test inherits
 	// (this thread's: attacks runs each attack turn on a thread of its own
 	// that joins a fresh session keyring first, so the key never sits in
@@ -560,6 +569,8 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	r.written, _ = os.ReadFile(filepath.Join(w.public, "written"))
 	_, err = os.Lstat(filepath.Join(w.home, ".ssh", "authorized_keys2"))
 	r.keys2After = err == nil
+	_, err = os.Lstat(filepath.Join(ch.localBin, pathPlantName))
+	r.plantedPath = err == nil
 	return r, nil
 }
 
@@ -847,7 +858,7 @@ func (r *attackResult) cells() map[string]Cell {
 	if r.keyPlanted != nil {
 		out[AtkSessionKey] = failed("the audit could not plant a key in its session keyring and read it back, so finding none proves nothing: " + shortErr(r.keyPlanted.Error()))
 	} else {
-		out[AtkSessionKey] = r.readAttack([]string{"session-key"}, []string{"session-key-control"}, identity)
+		out[AtkSessionKey] = r.keyAttack("session-key", "session-key-control")
 	}
 	written := func(changed bool, what string) Cell {
 		if _, _, present := r.field("write-control"); !present {
@@ -908,6 +919,8 @@ func (r *attackResult) cells() map[string]Cell {
 	// MEMORY.
 	out[AtkMemProc] = r.readAttack([]string{"mem-proc"}, []string{"mem-proc-control"}, identity)
 	out[AtkMemVM] = r.readAttack([]string{"mem-vm"}, []string{"mem-vm-control"}, identity)
+
+	r.channelCells(r.ch, out)
 
 	// LINGER.
 	switch {

@@ -100,6 +100,9 @@ type AttackOptions struct {
 	// same, as the positive control.
 	SSHAgents       bool
 	SSHAgentControl string
+	// KeySerial is a kernel key to read by its serial, with a key of the
+	// probe's own read the same way as the positive control (channels.go).
+	KeySerial int
 }
 
 // RunAttack performs the attacks and returns their result lines.
@@ -133,6 +136,9 @@ func RunAttack(ctx context.Context, o AttackOptions) []string {
 	}
 	if o.SessionKey != "" {
 		out = append(out, attackSessionKey(o.SessionKey, o.Mark)...)
+	}
+	if o.KeySerial != 0 {
+		out = append(out, attackKeySerial(o.KeySerial, o.Mark)...)
 	}
 	if o.SSHAgents {
 		out = append(out, attackLine("ssh-agent", scanAgents(), nil))
@@ -210,6 +216,17 @@ func hits(raw []byte) []byte {
 // readSocket connects to a unix socket and returns what it says within a
 // second.
 func readSocket(path string) ([]byte, error) {
+	// A path longer than a socket address holds is reached as a hostile
+	// command would: from its directory, by its name. (The probe is a
+	// process of its own; its directory is put back.)
+	if len(path) > maxSockPath {
+		if wd, err := os.Getwd(); err == nil {
+			if err := os.Chdir(filepath.Dir(path)); err == nil {
+				defer os.Chdir(wd)
+				path = filepath.Base(path)
+			}
+		}
+	}
 	c, err := net.DialTimeout("unix", path, 2*time.Second)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func (p ProbeCommand) Run(ctx context.Context, out io.Writer) error {
 			at.Connect[k] = v
 		}
 	}
-	if len(at.Connect) > 0 || at.MemPID > 0 || at.MemControl || at.Reveal != "" || at.SessionKey != "" || at.SSHAgents {
+	if len(at.Connect) > 0 || at.MemPID > 0 || at.MemControl || at.Reveal != "" || at.SessionKey != "" || at.SSHAgents || at.KeySerial != 0 {
 		for _, line := range RunAttack(ctx, at) {
 			fmt.Fprintln(out, line)
 		}

@@ -89,6 +89,9 @@ var auditAttacks = []string{
 	"storage: rewrite hush's executable", "storage: add a login key to ~/.ssh", "storage: hush vault reveal in a pty",
 	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc",
 	"memory: /proc/<hush>/mem", "memory: process_vm_readv", "linger: a detached child after the call",
+	"world: the X server socket and ~/.Xauthority", "world: ssh ControlMaster sockets", "world: ~/.ssh/agent.sock, no SSH_AUTH_SOCK",
+	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
+	"world: plant ~/.local/bin/<MCP command>",
 }
 
 // redCells lists every attack cell of the columns with the memory rows

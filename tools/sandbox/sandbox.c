@@ -5,11 +5,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +214,54 @@ static void hush_sb_own_keyring(void) {
 	if (syscall(SYS_keyctl, 1, NULL) < 0 && errno != ENOSYS && errno != EPERM) { // KEYCTL_JOIN_SESSION_KEYRING
 		hush_sb_die("join a session keyring of its own", NULL);
 	}
+}
+
+// hush_sb_key_filter refuses the kernel's key calls — keyctl, add_key,
+// request_key — with EPERM, as Docker's default profile does: the tool's
+// own session keyring (hush_sb_own_keyring) keeps it from the keys hush's
+// session holds, but a key of the user's with user-read permission is read
+// by its serial from any keyring (keyctl print SERIAL). The same numbers
+// through the 32-bit entry (i386 on x86-64, arm on arm64) are refused too,
+// and on x86-64 every x32 call. Set after no_new_privs, in the set-up's
+// last step; a kernel without seccomp filters gives the tool its keyring
+// alone.
+#if defined(__x86_64__)
+#define HUSH_SB_ARCH AUDIT_ARCH_X86_64
+#define HUSH_SB_ARCH32 AUDIT_ARCH_I386
+#define HUSH_SB_ADD_KEY32 286
+#define HUSH_SB_REQUEST_KEY32 287
+#define HUSH_SB_KEYCTL32 288
+#elif defined(__aarch64__)
+#define HUSH_SB_ARCH AUDIT_ARCH_AARCH64
+#define HUSH_SB_ARCH32 AUDIT_ARCH_ARM
+#define HUSH_SB_ADD_KEY32 309
+#define HUSH_SB_REQUEST_KEY32 310
+#define HUSH_SB_KEYCTL32 311
+#endif
+static void hush_sb_key_filter(void) {
+#ifdef HUSH_SB_ARCH
+	struct sock_filter f[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HUSH_SB_ARCH, 0, 6), // else 8
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 10, 0), // x32: 14
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_keyctl, 9, 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_add_key, 8, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_request_key, 7, 0),
+		/* 7 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HUSH_SB_ARCH32, 0, 4), // else 13
+		/* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HUSH_SB_KEYCTL32, 3, 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HUSH_SB_ADD_KEY32, 2, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HUSH_SB_REQUEST_KEY32, 1, 0),
+		/* 13 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 14 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0 && errno != EINVAL) {
+		hush_sb_die("refuse the kernel's key calls (seccomp)", NULL);
+	}
+#endif
 }
 
 // hush_sb_sys_readonly: root's tool is the host's uid 0 — mapped to
@@ -821,6 +873,7 @@ built:
 	}
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	hush_sb_landlock_scope();
+	hush_sb_key_filter();
 }
 
 __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char **argv, char **envp) {
