@@ -1,14 +1,10 @@
 package tests
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // TestMissingConfigDirCannotBePlanted: a user who never ran `hush setup`
@@ -74,67 +70,5 @@ func TestMissingConfigDirCannotBePlanted(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestRenamedDotEnvStaysHidden: editors save by writing a new file and
-// renaming it over the old one. A mask bound over .env stays on the old
-// inode, and a background process that rereads .env saw the new one. The
-// user saves .env by rename 20 times while a background process rereads
-// it every 100 ms; it must never see a value. The control is notes.txt,
-// saved the same way, whose marker the same loop does see.
-func TestRenamedDotEnvStaysHidden(t *testing.T) {
-	t.Parallel()
-	for _, a := range attackers(t) {
-		t.Run(a.name, func(t *testing.T) {
-			t.Parallel()
-			hw := newHostileWorld(t, a)
-			value := canary("renamed-dotenv")
-			hw.canaries["renamed-dotenv"] = value
-			reader := "mkdir -p loot ctl; touch .reading; while [ ! -e .saved ]; do cat .env >> loot/renamed 2>&1; cat notes.txt >> ctl/renamed 2>&1; sleep 0.1; done; " +
-				"cat .env >> loot/renamed 2>&1; cat notes.txt >> ctl/renamed 2>&1; touch .read-done"
-			wait := "i=0; while [ ! -e .read-done ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; echo waited"
-			model := hostileModel(t,
-				fakeCall{"background", map[string]any{"action": "start", "command": reader, "secrets": []string{}}},
-				fakeCall{"bash", map[string]any{"script": wait, "secrets": []string{}}})
-			hw.configFor(model, "")
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < 600; i++ {
-					if _, err := os.Stat(filepath.Join(hw.project, ".reading")); err == nil {
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				save := func(name, content string, i int) {
-					tmp := filepath.Join(hw.project, "4913-"+strconv.Itoa(i))
-					if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-						t.Error(err)
-						return
-					}
-					if a.cred != nil {
-						_ = os.Chown(tmp, int(a.cred.Uid), int(a.cred.Gid))
-					}
-					if err := os.Rename(tmp, filepath.Join(hw.project, name)); err != nil {
-						t.Error(err)
-					}
-				}
-				for i := 0; i < 20; i++ {
-					save(".env", fmt.Sprintf("TOKEN=%s\nSAVE=%d\n", value, i), i)
-					save("notes.txt", "NOTE="+markValue(hw.world)+"\n", i)
-					time.Sleep(100 * time.Millisecond)
-				}
-				hw.write(filepath.Join(hw.project, ".saved"), "")
-			}()
-			out, code := hw.run(t, "watch")
-			wg.Wait()
-			if code != 0 || !strings.Contains(out, "waited") {
-				t.Fatalf("%s: exit %d:\n%s", a.name, code, out)
-			}
-			hw.noSecret(t, "renamed", nil)
-			hw.control(t, "renamed")
-		})
 	}
 }
