@@ -124,7 +124,7 @@ func TestMCPListStartsServersInTheSandbox(t *testing.T) {
 		if err := runVaultSet(vaultSetOpts(ta.again(value), "SOME_TOKEN")); err != nil {
 			t.Fatal(err)
 		}
-		seen := filepath.Join(t.TempDir(), "seen")
+		seen := filepath.Join(ta.project, "seen") // the project: in the server's world
 		script := "cat " + filepath.Join(ta.dir, vault.EnvFileName) + " > " + seen + " 2>&1; ls /proc | grep -c '^[0-9]' >> " + seen + "; exit 1"
 		js, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"peek": map[string]any{"command": "sh", "args": []string{"-c", script}}}})
 		ta.writeMCPJSON(t, string(js))

@@ -19,15 +19,19 @@ func TestSandboxShow(t *testing.T) {
 	if err := runSandboxShow(sandboxShowOpts(ta.app, "dockerbash")); err == nil || !strings.HasPrefix(err.Error(), "dockerbash runs in a container, not the host sandbox") {
 		t.Errorf("sandbox show dockerbash = %v", err)
 	}
-	dotEnv := filepath.Join(ta.project, ".env")
-	if err := os.WriteFile(dotEnv, []byte("K=v\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(ta.project, ".env"), []byte("K=v\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := runSandboxShow(sandboxShowOpts(ta.again(""), "bash")); err != nil {
 		t.Fatal(err)
 	}
-	if out := ta.out.String(); !strings.HasPrefix(out, "# sandbox for bash: ") || !strings.Contains(out, "file  "+dotEnv+"\n") {
-		t.Errorf("the bash sandbox does not hide the project's .env:\n%s", out)
+	out := ta.out.String()
+	if !strings.HasPrefix(out, "# sandbox for bash: ") || !strings.Contains(out, "# the tool's world, built from this list") ||
+		!strings.Contains(out, ".env, .env.*, .envrc (at any depth)  [hidden]\n") {
+		t.Errorf("the bash sandbox's world does not hide the project's .env family:\n%s", out)
+	}
+	if strings.Contains(out, "mount-masks        hush's files") {
+		t.Errorf("the constructed world is described as masks:\n%s", out)
 	}
 	if err := runSandboxShow(sandboxShowOpts(ta.again(""), "mcp:nosuch")); err == nil {
 		t.Error("sandbox show of an unknown MCP server succeeded")

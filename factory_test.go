@@ -191,8 +191,11 @@ func TestFactoryChatPlain(t *testing.T) {
 func TestStartAgentStoppedWhileAnMCPServerStarts(t *testing.T) {
 	server := buildFaultServer(t)
 	ta := newTestApp(t, "")
-	started := filepath.Join(t.TempDir(), "started")
-	toml := fmt.Sprintf("[mcp.hang]\ncommand = \"sh\"\nargs = [\"-c\", %q]\nstart_timeout = \"60s\"\n", "touch "+started+"; exec "+server+" -start hang")
+	// The marker goes in the project, which is in the server's world; the
+	// server itself is brought in by [sandbox] allow.
+	started := filepath.Join(ta.project, "started")
+	toml := fmt.Sprintf("[sandbox]\nallow = [%q]\n\n[mcp.hang]\ncommand = \"sh\"\nargs = [\"-c\", %q]\nstart_timeout = \"60s\"\n",
+		filepath.Dir(server), "touch "+started+"; exec "+server+" -start hang")
 	ta.writeConfig(t, toml)
 	go func() {
 		for range 500 {
