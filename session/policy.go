@@ -55,6 +55,10 @@ func toolOwnSettings() map[string]string {
 		"Network":      "dockerbash.Tool",
 		"Mask":         "dockerbash.Tool (extra files hidden in /app)",
 		"AllowPrivate": "the http tool",
+		"MaxProcesses": "the host sandbox (HostSandbox: the call's limits)",
+		"MaxMemory":    "the host sandbox (HostSandbox: the call's limits)",
+		"NetworkAllow": "the egress policy (a tool's own [network] lists)",
+		"NetworkDeny":  "the egress policy (a tool's own [network] lists)",
 	}
 }
 

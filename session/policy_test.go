@@ -56,6 +56,8 @@ func setNonZero(t *testing.T, v reflect.Value, name string) {
 		v.SetString("x-" + name)
 	case reflect.Bool:
 		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(7)
 	case reflect.Slice:
 		v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), reflect.ValueOf("X_"+name)))
 	case reflect.Map:
