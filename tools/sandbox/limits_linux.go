@@ -53,15 +53,15 @@ func LimitStatus(l Limits, st State) []Protection {
 	}
 	procs := Protection{Name: LimitProcesses}
 	mem := Protection{Name: LimitMemory}
+	refused := "not enforced: it is set inside the tool's own namespaces, which this machine refuses (" + st.Reason + ")"
 	switch {
 	case l.Processes <= 0:
 		procs.Why = "off: max_processes = 0 in " + setting
 	case !st.Namespaces:
-		procs.Why = "not enforced: it is set inside the tool's own namespaces, which this machine refuses (" + st.Reason + ")"
+		procs.Why = refused
 	default:
 		var how []string
-		perNS := kernelAtLeast(6, 14)
-		if perNS {
+		if kernelAtLeast(6, 14) {
 			how = append(how, "the pid_max of the call's own PID namespace")
 		}
 		if os.Getuid() != 0 {
@@ -80,7 +80,7 @@ func LimitStatus(l Limits, st State) []Protection {
 	case l.Memory <= 0:
 		mem.Why = "off: max_memory = \"off\" in " + setting
 	case !st.Namespaces:
-		mem.Why = "not enforced: it is set inside the tool's own namespaces, which this machine refuses (" + st.Reason + ")"
+		mem.Why = refused
 	default:
 		mem.On = true
 		mem.Why = fmt.Sprintf("%s per process of the call (max_memory in %s): RLIMIT_DATA, so an allocation past it fails; "+
