@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Token counts the fake model reports for every response.
@@ -32,6 +33,9 @@ type step struct {
 	stall bool
 	// raw, when set, replaces the whole answer body.
 	raw string
+	// delay is a pause before each word of text: a stream that takes
+	// its time.
+	delay time.Duration
 }
 
 type fakeCall struct {
@@ -166,6 +170,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
 	for _, word := range strings.SplitAfter(s.text, " ") {
 		if word != "" {
+			time.Sleep(s.delay)
 			chunk(map[string]any{"content": word}, nil)
 			if s.stall {
 				<-r.Context().Done()

@@ -242,3 +242,36 @@ func TestRunNoSaveWritesNoSession(t *testing.T) {
 		t.Errorf("--no-save --fork: exit %d\n%s", code, out)
 	}
 }
+
+// TestNoStaleSpinnerLines: after a turn that thought, ran a tool for a
+// while and answered, no "thinking…", "running bash…" or "Ctrl-C stops"
+// line is left on the terminal (tmux's screen and scrollback).
+func TestNoStaleSpinnerLines(t *testing.T) {
+	t.Parallel()
+	for _, cols := range []int{60, 140} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			model := newFakeModel(t,
+				step{calls: []fakeCall{{"bash", map[string]any{"script": "sleep 1.5; echo tool-finished"}}}},
+				step{text: "all done here", delay: 50 * time.Millisecond},
+			)
+			w.fakeModelConfig(model, "[[rules]]\ngate = \"tool.run:bash\"\nsubject = \"bash\"\ndecision = \"allow\"\n")
+			tm := startTmux(t, w, cols, 30, "chat")
+			tm.expect("› ", 20*time.Second)
+			tm.send("go\r")
+			tm.expect("running bash", 20*time.Second)
+			tm.expect("all done here", 20*time.Second)
+			time.Sleep(500 * time.Millisecond)
+			all := tm.Screen(true)
+			for _, stale := range []string{"thinking…", "running bash…", "writing…", "· Ctrl-C stops"} {
+				if strings.Contains(all, stale) {
+					t.Errorf("%q is still on the terminal after the turn:\n%s", stale, all)
+				}
+			}
+			if !strings.Contains(all, "tool-finished") {
+				t.Errorf("the tool's output is not on the terminal (the control):\n%s", all)
+			}
+		})
+	}
+}
