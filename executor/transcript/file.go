@@ -81,6 +81,10 @@ func (w *File) Close() error {
 		w.f = nil
 	}
 	if w.lock != nil {
+		// The lock file goes with the lock (not one left per session
+		// ever opened); a hush that opened it meanwhile finds its lock on
+		// a removed file and takes the one at the path instead (lock).
+		_ = os.Remove(w.lock.Path())
 		_ = w.lock.Unlock()
 		w.lock = nil
 	}
@@ -120,31 +124,46 @@ const (
 
 // lock takes the session's lock and records this process's pid in it.
 func lock(ctx context.Context, path, id string, mode LockMode) (*flock.Flock, error) {
-	l := flock.New(lockPath(path), flock.SetPermissions(0o600))
-	var ok bool
-	var err error
-	if mode == Wait {
-		ok, err = l.TryLockContext(ctx, 100*time.Millisecond)
-	} else {
-		ok, err = l.TryLock()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	for tries := 0; ; tries++ {
+		l := flock.New(lockPath(path), flock.SetPermissions(0o600))
+		var ok bool
+		var err error
+		if mode == Wait {
+			ok, err = l.TryLockContext(ctx, 100*time.Millisecond)
+		} else {
+			ok, err = l.TryLock()
 		}
-		return nil, fmt.Errorf("lock the session %s: %w", id, err)
-	}
-	if !ok {
-		pid := 0
-		if b, err := os.ReadFile(lockPath(path)); err == nil && len(b) < 32 {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("lock the session %s: %w", id, err)
 		}
-		return nil, &BusyError{ID: id, PID: pid}
+		if !ok {
+			pid := 0
+			if b, err := os.ReadFile(lockPath(path)); err == nil && len(b) < 32 {
+				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			}
+			return nil, &BusyError{ID: id, PID: pid}
+		}
+		// The holder before removes the file as it closes (File.Close): a
+		// lock taken on the file it removed guards nothing, since the
+		// next hush creates and locks a new one. Held is what the path
+		// names, or it is taken again.
+		held, herr := l.Stat()
+		now, nerr := os.Stat(lockPath(path))
+		if herr != nil || nerr != nil || !os.SameFile(held, now) {
+			_ = l.Unlock()
+			if tries < 20 {
+				continue
+			}
+			return nil, fmt.Errorf("lock the session %s: its lock file keeps changing", id)
+		}
+		// The pid is for the message another hush shows; the lock itself is
+		// the flock, released by the kernel when this process ends.
+		_ = os.WriteFile(lockPath(path), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+		return l, nil
 	}
-	// The pid is for the message another hush shows; the lock itself is
-	// the flock, released by the kernel when this process ends.
-	_ = os.WriteFile(lockPath(path), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
-	return l, nil
 }
 
 // Create starts the transcript of a new session: it creates the file

@@ -186,3 +186,53 @@ func TestListCountsAsLoadDoes(t *testing.T) {
 			l.Completed, l.Incomplete, l.LastTurn, l.FirstPrompt, full.Completed, full.Incomplete, full.LastTurn, full.FirstPrompt)
 	}
 }
+
+// A session's lock file goes when the session closes, and a hush that
+// was waiting takes the lock at the path: a third writer is then refused,
+// and once both have closed no lock file is left. (The window lock's
+// same-file check guards — a waiter that opened the file just before its
+// holder removed it — is too narrow for a test to land in: the waiter
+// opens the file again on every try.)
+func TestLockFilesGoWithTheirSession(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	f, err := transcript.Create(data, transcript.Header{ID: "l1", Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockFile := transcript.Path(data, "l1") + ".lock"
+	if _, err := os.Stat(lockFile); err != nil {
+		t.Fatalf("no lock file while the session is open (the control): %v", err)
+	}
+	s, err := transcript.Load(transcript.Path(data, "l1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *transcript.File, 1)
+	go func() {
+		w, err := transcript.Reopen(context.Background(), s, transcript.Wait)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- w
+	}()
+	time.Sleep(150 * time.Millisecond) // the waiter has opened the lock file and waits on it
+	f.Close()
+	w := <-got
+	if w == nil {
+		t.FailNow()
+	}
+	third := *s
+	_, err = transcript.Reopen(context.Background(), &third, transcript.NoWait)
+	var busy *transcript.BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("a third writer while the waiter holds the session: %v, want a BusyError", err)
+	}
+	w.Close()
+	ents, _ := os.ReadDir(filepath.Dir(lockFile))
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("%s left after every writer closed", e.Name())
+		}
+	}
+}
