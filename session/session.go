@@ -238,6 +238,18 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, err
 	}
 
+	// hush's own dirs exist, 0700, before any tool starts: one a tool made
+	// first (for a user who never ran hush setup, or a HUSH_CONFIG_DIR not
+	// made yet) would hold the tool's config.toml and rules.
+	for _, d := range []string{opts.Dirs.Config, opts.Dirs.Data} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("make hush's dir %s before any tool starts: %w", d, err)
+		}
+	}
+
 	masks, err := MaskSet(cfg, opts.Dirs, opts.Ambient, opts.Dir)
 	if err != nil {
 		return nil, err

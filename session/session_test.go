@@ -146,3 +146,27 @@ func TestOpenInterrupted(t *testing.T) {
 		t.Fatalf("Open with an ended context = %v, want ErrInterrupted", err)
 	}
 }
+
+// TestOpenMakesHushsDirsFirst: a user who never ran hush setup has no
+// config or data dir; Open makes both, 0700, before any tool can start
+// (a tool that made ~/.config/hush first would own its config.toml).
+// The control: the fixture's dirs are gone before Open.
+func TestOpenMakesHushsDirsFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, config.Config{})
+	for _, d := range []string{f.opts.Dirs.Config, f.opts.Dirs.Data} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(d); err == nil {
+			t.Fatalf("control: %s is still there", d)
+		}
+	}
+	f.open(t)
+	for _, d := range []string{f.opts.Dirs.Config, f.opts.Dirs.Data} {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s after Open: %v %v, want a 0700 dir", d, fi, err)
+		}
+	}
+}
