@@ -40,6 +40,15 @@ func (r *Report) Render(w io.Writer) {
 		}
 		tw.Flush()
 	}
+	if len(r.Protections) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SANDBOX HERE (namespaces refused)\tSTATE\tWHY")
+		for _, p := range r.Protections {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Status, p.Why)
+		}
+		tw.Flush()
+	}
 	var notes []string
 	for _, row := range r.Attacks {
 		for _, col := range AttackColumns {

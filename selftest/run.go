@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // Options configure one audit.
@@ -55,6 +56,9 @@ type Report struct {
 	NotChecked int         `json:"not_checked"`
 	Verdict    string      `json:"verdict"`
 	Risks      []string    `json:"risks"`
+	// Protections are the host sandbox's protections where the kernel
+	// refuses its namespaces (protections.go): each one missing fails.
+	Protections []ProtectionRow `json:"protections,omitempty"`
 }
 
 // OK reports whether nothing leaked and every positive control arrived.
@@ -140,6 +144,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
+	rep.Protections = protectionRows(sandbox.Status(), o.NoSandbox)
+	for _, p := range rep.Protections {
+		if p.Status == "FAIL" {
+			rep.Failed++
+		}
+	}
 	if o.Docker && !dockerConfigured {
 		row := Row{Path: PathDocker, Cells: map[string]Cell{}}
 		for _, v := range Vectors {
@@ -152,6 +162,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Verdict = fmt.Sprintf("LEAK: %d check(s) found a planted secret where it must not be", rep.Leaks)
 	case rep.Failed > 0:
 		rep.Verdict = fmt.Sprintf("FAILED: %d check(s) could not run as planned, so they prove nothing", rep.Failed)
+		if n := len(rep.Protections); n > 0 {
+			rep.Verdict = fmt.Sprintf("FAILED: %d check(s) failed: the kernel refuses the sandbox's namespaces, and the protections marked FAIL above are missing here", rep.Failed)
+		}
 	case rep.NotChecked > 0:
 		rep.Verdict = fmt.Sprintf("pass where checked, but %d attack check(s) were not checked (see the notes), so they prove nothing", rep.NotChecked)
 	default:
