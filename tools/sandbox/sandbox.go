@@ -61,6 +61,14 @@ type Protection struct {
 	Why string
 }
 
+// What the mount protection gives: the constructed world (the default),
+// or, with [sandbox] constructed = false, masks over the host's root.
+const (
+	MountsWorld = "the tool's root is built from an allowlist (hush sandbox show): the project, the system read-only, a private home and /tmp; " +
+		"nothing else of this machine, no kernel keys; hush's executable is read-only"
+	MountsMasks = "hush's files, the keyring, Docker and key agents' (ssh-agent, gpg-agent) sockets, the project's .env files, home credential stores and private keys are hidden; hush's executable and ~/.ssh are read-only"
+)
+
 // Names of the protections, in State.Protections order.
 const (
 	ProtectPID      = "pid-namespace"
@@ -135,7 +143,7 @@ func protections(ns bool, reason string, landlock int) []Protection {
 	}
 	ps := []Protection{
 		off(ProtectPID, "the tool sees only its own processes, with its own /proc: not hush, not another tool"),
-		off(ProtectMounts, "hush's files, the keyring, Docker and key agents' (ssh-agent, gpg-agent) sockets, the project's .env files, home credential stores and private keys are hidden; hush's executable and ~/.ssh are read-only"),
+		off(ProtectMounts, MountsWorld),
 		off(ProtectUser, "even as root the tool holds no capability over the host: no ptrace, no /proc/<pid>/mem, no remount"),
 		off(ProtectNoPrivs, "no setuid or file-capability gain"),
 		off(ProtectLifetime, "everything the tool starts dies with the call and with hush"),

@@ -34,8 +34,8 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 		if !p.On {
 			mark = "OFF"
 		}
-		if p.Name == ProtectMounts && p.On && sb.Constructed && sb.Policy != nil {
-			p.Why = "the tool's root is built from the list below, read-only where it says so: nothing else of this machine is in it; no kernel keys"
+		if p.Name == ProtectMounts && p.On && (!sb.Constructed || sb.Policy == nil) {
+			p.Why = MountsMasks
 		}
 		if p.Name == ProtectNetwork && st.Namespaces && !sb.NoNetwork {
 			mark, p.Why = "-- ", "network is on for this tool; [tools."+tool+"] network = \"none\" leaves it only a loopback interface"
