@@ -110,25 +110,8 @@ func BenchmarkChatKeystrokeEcho(b *testing.B) {
 	defer srv.Close()
 	c := startBenchChat(b, srv.URL+"/v1")
 	var lat []time.Duration
-	// What is waited for is the whole line typed so far: a single letter
-	// could match an escape sequence or a redraw of an earlier one.
-	keys := "abcdefghijklmnopqrstuvwxyz0123456789"
 	for range b.N {
-		typed := ""
-		for i := 0; i < 200; i++ {
-			if len(typed) == len(keys) {
-				_, _ = c.f.Write([]byte{0x15}) // Ctrl-U: a new line
-				time.Sleep(30 * time.Millisecond)
-				typed = ""
-			}
-			from := c.len()
-			k := keys[len(typed) : len(typed)+1]
-			typed += k
-			start := time.Now()
-			_, _ = c.f.Write([]byte(k))
-			lat = append(lat, c.waitFor(b, from, typed, 5*time.Second).Sub(start))
-			time.Sleep(5 * time.Millisecond)
-		}
+		lat = append(lat, typeKeys(b, c, 200)...)
 	}
 	b.ReportMetric(medianMS(lat), "echo-median-ms")
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
