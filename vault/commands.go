@@ -70,7 +70,7 @@ func BackendDescription(name string) string {
 	case "envfile":
 		return "a file in hush's data dir (vault.env, mode 0600): works everywhere; any program running as you can read it"
 	case "keyring":
-		return "the OS keyring (Secret Service, macOS Keychain, Windows Credential Manager): no file, nothing in the environment"
+		return "the OS keyring (Secret Service, macOS Keychain): no file, nothing in the environment"
 	}
 	return name
 }

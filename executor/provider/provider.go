@@ -8,7 +8,7 @@
 // OPENAI_API_KEY, ANTHROPIC_API_KEY, *_BASE_URL, *_CUSTOM_HEADERS and more
 // from os.Getenv when a client is built the default way; the constructors here
 // build their clients so that only [Options] counts, and an empty field stays
-// empty. hush reduces its own environment at start (see DESIGN.md), so a
+// empty. hush reduces its own environment at start (tools/guard), so a
 // library that consulted it would see the wrong values anyway; proxy settings
 // reach the transport only through the caller-built Options.HTTPClient.
 //

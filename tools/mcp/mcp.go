@@ -1,6 +1,7 @@
-// Package mcp is hush's stdio MCP client: it starts the configured MCP
-// servers, offers their tools to the model namespaced by server, calls them,
-// and stops and reaps every server when the session ends.
+// Package mcp is hush's MCP client, for stdio servers it starts and remote
+// (streamable HTTP or SSE, with OAuth) ones it connects to: it starts the
+// configured servers, offers their tools to the model namespaced by server,
+// calls them, and stops and reaps every server when the session ends.
 //
 // A server gets the environment the MCP SDKs give one by default (HOME,
 // LOGNAME, PATH, SHELL, TERM, USER) plus exactly the env its config names;

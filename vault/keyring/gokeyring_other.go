@@ -16,14 +16,12 @@ func platformName() string {
 	switch runtime.GOOS {
 	case "darwin":
 		return "macOS Keychain"
-	case "windows":
-		return "Windows Credential Manager"
 	}
 	return "OS keyring (go-keyring)"
 }
 
 // goKeyring is a Store on zalando/go-keyring: the macOS Keychain (through
-// /usr/bin/security, value on its stdin) or the Windows Credential Manager.
+// /usr/bin/security, value on its stdin).
 type goKeyring struct{}
 
 // OpenStore returns go-keyring's store after one lookup proves the keyring

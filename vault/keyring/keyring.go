@@ -1,9 +1,10 @@
 // Package keyring is hush's OS-keyring vault backend: secrets live in the
-// Secret Service on Linux (gnome-keyring, KeePassXC, …), the macOS Keychain
-// or the Windows Credential Manager — no file hush writes, nothing in any
-// environment. It is registered in the vault registry as "keyring".
+// Secret Service on Linux (gnome-keyring, KeePassXC, …) or the macOS
+// Keychain — no file hush writes, nothing in any environment. It is
+// registered in the vault registry as "keyring". (hush does not build for
+// Windows: its file and process handling is POSIX.)
 //
-// On macOS and Windows it uses zalando/go-keyring. On Linux it speaks the
+// On macOS it uses zalando/go-keyring. On Linux it speaks the
 // Secret Service D-Bus API itself (over godbus, the library go-keyring uses)
 // and files items exactly as go-keyring does, so the two read each other's
 // items. The reason is the session bus address: go-keyring finds the bus
