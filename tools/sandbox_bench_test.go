@@ -4,20 +4,25 @@ package tools
 
 import (
 	"context"
-	"github.com/hushcli/hush/tools/sandbox"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // BenchmarkSandboxedCall runs, in each iteration and interleaved, `bash -c
-// true` three ways from one environment: a bare exec (os/exec), the same command in hush's sandbox with a realistic mask
+// true` four ways from one environment: a bare exec (os/exec), the same
+// command in hush's constructed world (the default: a root built from the
+// session's policy, with a session /tmp), in hush's sandbox with a realistic mask
 // list (hush's dirs, a bus socket, home credential stores, four .env files
 // in the project; hush's executable and ~/.ssh read-only), and the same through bubblewrap with the same
 // namespaces and masks, when bwrap is installed. It reports each side's
 // median and the median of per-iteration ratios over the bare exec just
-// before it. The target is sandbox ≤ 1.5× bare (scripts/bench).
+// before it. The target is world ≤ 1.5× bare (scripts/bench).
 func BenchmarkSandboxedCall(b *testing.B) {
 	if !sandbox.Status().Namespaces {
 		b.Skip(sandbox.Status().Reason)
@@ -59,6 +64,17 @@ func BenchmarkSandboxedCall(b *testing.B) {
 		return time.Since(start)
 	}
 	boxed := Spec{Path: "bash", Args: []string{"-c", "true"}, Dir: w.project, Env: env, Sandbox: sb}
+	private := b.TempDir() // the session /tmp's parent: only its owner enters (sandbox.SessionTmp)
+	if err := os.Chmod(private, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	policy, err := sandbox.NewPolicy(sandbox.PolicyOptions{Dir: w.project, Home: w.home, PathEnv: "/usr/local/bin:/usr/bin:/bin",
+		Tmp: filepath.Join(private, "session"), HushDirs: []string{w.data, w.config}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	world := Spec{Path: "bash", Args: []string{"-c", "true"}, Dir: w.project, Env: env,
+		Sandbox: &sandbox.Config{Masks: w.masks, Policy: policy, Constructed: true, Required: true}}
 	// The bare side is a plain exec, as executor's BenchmarkToolCallOverhead
 	// measures it: tools.Command without a sandbox adds a reaper.
 	bare := func() time.Duration {
@@ -74,13 +90,16 @@ func BenchmarkSandboxedCall(b *testing.B) {
 	if bwrap != "" {
 		viaBwrap = Spec{Path: bwrap, Args: bwrapArgs, Dir: w.project, Env: env}
 	}
-	var tb, ts, tw []time.Duration
-	var rs, rw []float64
+	var tb, ts, tw, tc []time.Duration
+	var rs, rw, rc []float64
 	for b.Loop() {
 		x := bare()
 		y := run(boxed)
 		tb, ts = append(tb, x), append(ts, y)
 		rs = append(rs, float64(y)/float64(x))
+		x = bare()
+		c := run(world)
+		tc, rc = append(tc, c), append(rc, float64(c)/float64(x))
 		if bwrap != "" {
 			x := bare()
 			z := run(viaBwrap)
@@ -91,6 +110,8 @@ func BenchmarkSandboxedCall(b *testing.B) {
 	b.ReportMetric(float64(medianD(tb).Nanoseconds()), "bare-ns/op")
 	b.ReportMetric(float64(medianD(ts).Nanoseconds()), "sandbox-ns/op")
 	b.ReportMetric(medianF(rs), "ratio")
+	b.ReportMetric(float64(medianD(tc).Nanoseconds()), "world-ns/op")
+	b.ReportMetric(medianF(rc), "world-ratio")
 	if bwrap != "" {
 		b.ReportMetric(float64(medianD(tw).Nanoseconds()), "bwrap-ns/op")
 		b.ReportMetric(medianF(rw), "bwrap-ratio")
