@@ -127,7 +127,9 @@ func TestHostChannelsReachNothing(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(hw.home, ".ssh"), 0o700); err != nil {
 				t.Fatal(err)
 			}
-			cmHome := filepath.Join(hw.home, ".ssh", "cm-git@example.com:22")
+			// ssh's cm-%r@%h:%p, short: the whole path must fit in a socket
+			// address (108 bytes) under the suite's own TMPDIR.
+			cmHome := filepath.Join(hw.home, ".ssh", "cm-u@h:22")
 			cmTmp := "/tmp/ssh-git@example.com:22-" + id
 			agentSock := filepath.Join(hw.home, ".ssh", "agent.sock")
 			plantSock("controlmaster-home", cmHome)
