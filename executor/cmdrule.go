@@ -418,16 +418,6 @@ func SuggestRules(tool, cmd string) []CommandRule {
 	return out
 }
 
-// SuggestRule is SuggestRules for a caller that shows one rule: the only
-// one, or the exact command.
-func SuggestRule(tool, cmd string) CommandRule {
-	rs := SuggestRules(tool, cmd)
-	if len(rs) == 1 {
-		return rs[0]
-	}
-	return CommandRule{Tool: tool, Text: strings.TrimSpace(cmd)}
-}
-
 // RulesString names rules for a person: "bash(go test:*) and bash(tail:*)".
 func RulesString(rs []CommandRule) string {
 	s := make([]string, len(rs))

@@ -52,7 +52,7 @@ type Request struct {
 	DefaultReason string
 	// Command is the command a process tool's call runs, verbatim, and
 	// HasCommand says there is one: the person deciding sees it whole,
-	// and "allow for this session" records SuggestRule(Subject, Command)
+	// and "allow for this session" records SuggestRules(Subject, Command)
 	// instead of allowing every later call. Dir is where it runs; Secrets
 	// are the names the call would receive (each still gated).
 	Command    string

@@ -11,10 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hushcli/hush/executor/outbuf"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/hushcli/hush/executor/outbuf"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/hushcli/hush/executor"
@@ -99,12 +100,9 @@ func (p *Prompter) confirmLine(a Approval) (executor.Answer, error) {
 	}
 }
 
-// WriteDiff writes a unified diff for a person: additions green, removals
-// red, hunk headers cyan, every line cleaned of terminal escapes (the
-// diff holds file content, which may carry them).
-func WriteDiff(w io.Writer, diff string) { writeDiff(w, diff, true) }
-
-// writeDiff is WriteDiff, coloured or not.
+// writeDiff writes a unified diff for a person: additions green (with
+// color), removals red, hunk headers cyan, every line cleaned of terminal
+// escapes (the diff holds file content, which may carry them).
 func writeDiff(w io.Writer, diff string, color bool) {
 	var b strings.Builder
 	lines := diffLines(diff)

@@ -146,10 +146,6 @@ func harden() {
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
 }
 
-// GuardedEnviron returns the environment the current process was exec'd with,
-// for tests and `hush audit` to compare against.
-func GuardedEnviron() []string { return os.Environ() }
-
 // readEnvFD reads the NUL-separated environment in fd and closes it.
 func readEnvFD(fd int) (map[string]string, error) {
 	defer unix.Close(fd)

@@ -830,10 +830,6 @@ func tmpMasked(name string, mode fs.FileMode) bool {
 	return false
 }
 
-// AbstractBus reports whether the session bus address names an abstract
-// socket, which no mount can hide.
-func AbstractBus(addr string) bool { return strings.Contains(addr, "unix:abstract=") }
-
 // runtimeDirs are $XDG_RUNTIME_DIR and the login session's runtime dir,
 // /run/user/<uid>, whether or not XDG_RUNTIME_DIR says so (started from
 // cron or a CI step, hush may not be told), once each.

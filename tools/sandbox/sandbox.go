@@ -112,16 +112,6 @@ type State struct {
 	Protections  []Protection
 }
 
-// Protection returns the named protection.
-func (s State) Protection(name string) Protection {
-	for _, p := range s.Protections {
-		if p.Name == name {
-			return p
-		}
-	}
-	return Protection{Name: name, Why: "unknown protection"}
-}
-
 var sandboxProbe struct {
 	once  sync.Once
 	state State
