@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/tools"
@@ -72,9 +73,21 @@ func asExit(err error) *exitError {
 	return &exitError{exitFailure, err}
 }
 
+// cliMu serializes the runs of a cli.App in one process: urfave/cli
+// mutates package globals (its help command, the --help flag) on every
+// Run, so two at once race — hush runs one, its tests many.
+var cliMu sync.Mutex
+
+// runCLI runs c with args under cliMu.
+func runCLI(c *cli.App, args []string) error {
+	cliMu.Lock()
+	defer cliMu.Unlock()
+	return c.Run(args)
+}
+
 func (a *app) main(args []string) int {
 	cliApp := a.cliApp()
-	err := cliApp.Run(args)
+	err := runCLI(cliApp, args)
 	if err != nil {
 		err = noHelpTopic(err)
 	}

@@ -99,7 +99,7 @@ func TestAsExit(t *testing.T) {
 func runCommand(a *app, cmd *cli.Command, args ...string) error {
 	prepareCommands([]*cli.Command{cmd})
 	app := &cli.App{Name: "hush", Writer: a.Stdout, ErrWriter: a.Stderr, Commands: []*cli.Command{cmd}, ExitErrHandler: func(*cli.Context, error) {}}
-	return app.Run(append([]string{"hush"}, args...))
+	return runCLI(app, append([]string{"hush"}, args...))
 }
 
 // under is cmds as the subcommands of a command named parent.

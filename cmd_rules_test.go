@@ -74,10 +74,10 @@ func TestRulesCmdWiring(t *testing.T) {
 		newRulesListCmd(a, func(o *rulesListOptions) error { gotList = o; return nil }),
 		newRulesRmCmd(a, func(o *rulesRmOptions) error { gotRm = o; return nil }),
 	}}}}
-	if err := app.Run([]string{"hush", "rules", "list", "--all"}); err != nil || gotList == nil || !gotList.All {
+	if err := runCLI(app, []string{"hush", "rules", "list", "--all"}); err != nil || gotList == nil || !gotList.All {
 		t.Fatalf("list --all: %v, %+v", err, gotList)
 	}
-	if err := app.Run([]string{"hush", "rules", "rm", "go test:*"}); err != nil || gotRm == nil || gotRm.Which != "go test:*" {
+	if err := runCLI(app, []string{"hush", "rules", "rm", "go test:*"}); err != nil || gotRm == nil || gotRm.Which != "go test:*" {
 		t.Fatalf("rm: %v, %+v", err, gotRm)
 	}
 }
