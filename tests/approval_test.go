@@ -46,10 +46,16 @@ func TestApprovalShowsTheWholeCommand(t *testing.T) {
 	// (a frame can reach the terminal in more than one read).
 	tm.expect("Esc or Ctrl-C denies", 20*time.Second)
 	screen := tm.Screen()
-	at := strings.Index(screen, script)
+	// A command wider than the terminal wraps behind its gutter: its rows,
+	// joined back, are the whole script, before the choice.
+	var joined strings.Builder
+	for _, r := range commandRows(t, screen) {
+		joined.WriteString(strings.TrimPrefix(strings.TrimPrefix(r, "  │ "), "  "))
+	}
+	at := strings.Index(screen, "command (1 line")
 	choice := strings.Index(screen, "[y] Allow once")
-	if at < 0 || at > choice {
-		t.Fatalf("the whole command was not on screen before the choice (at %d, choice at %d):\n%s", at, choice, screen)
+	if joined.String() != script || at < 0 || at > choice {
+		t.Fatalf("the whole command was not on screen before the choice (command at %d, choice at %d):\n%q\nwant %q\n%s", at, choice, joined.String(), script, screen)
 	}
 	for _, want := range []string{"command (1 line, exactly as it will run)", "in " + w.project, "secrets it would receive: GRANTED",
 		"[s] Allow exactly this command, shown above, for this session", "[n] Deny", "press y, s, p, n, t"} {
