@@ -81,8 +81,3 @@ func (tm *tmuxTerm) send(keys string) {
 	tm.t.Helper()
 	tm.run("send-keys", "-t", "hush", "-l", keys)
 }
-
-func (tm *tmuxTerm) resize(cols, rows int) {
-	tm.t.Helper()
-	tm.run("resize-window", "-t", "hush", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows))
-}
