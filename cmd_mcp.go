@@ -57,7 +57,7 @@ func (a *app) standalone(withSandbox bool) (session.Standalone, error) {
 	s := session.Standalone{Config: *a.Config(), Servers: servers, Dir: dir, DataDir: a.Dirs().Data, Ambient: a.Ambient, Vault: lv, Scrub: a.Scrub(),
 		Prompter: a.prompter(), Notice: a.Warn, Version: a.Version}
 	if withSandbox {
-		if s.Sandbox, err = a.HostSandbox("mcp"); err != nil {
+		if s.Sandbox, err = a.hostSandbox("mcp", ""); err != nil {
 			return session.Standalone{}, err
 		}
 	}

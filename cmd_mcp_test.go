@@ -136,6 +136,11 @@ func TestMCPListStartsServersInTheSandbox(t *testing.T) {
 		if err := runMCPList(mcpListOpts(ta.again(""), false)); err != nil {
 			t.Fatal(err)
 		}
+		// Outside a session the servers get a /tmp of their own per start,
+		// and nothing is left in the system's temporary directory.
+		if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "hush-*", "<session>")); len(left) > 0 {
+			t.Errorf("hush mcp list left a session /tmp behind: %v", left)
+		}
 		raw, err := os.ReadFile(seen)
 		if err != nil {
 			t.Fatalf("sandboxed=%v: the server wrote nothing: %v\n%s", sandboxed, err, ta.out)

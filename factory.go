@@ -165,8 +165,16 @@ func (a *app) MaskSet() (*sandbox.MaskSet, error) {
 	return a.masks, a.masksErr
 }
 
-// HostSandbox is the sandbox a host tool gets (`hush sandbox show`).
+// HostSandbox is the sandbox a host tool gets (`hush sandbox show`): its
+// /tmp is a session's, shown as <session>.
 func (a *app) HostSandbox(tool string) (*sandbox.Config, error) {
+	return a.hostSandbox(tool, sandbox.SessionTmp("<session>"))
+}
+
+// hostSandbox is HostSandbox with tmp as the tool's /tmp on the host; ""
+// gives each call an empty one of its own (a tool started outside a
+// session, which has no /tmp to share and none to remove at its end).
+func (a *app) hostSandbox(tool, tmp string) (*sandbox.Config, error) {
 	masks, err := a.MaskSet()
 	if err != nil {
 		return nil, err
@@ -175,7 +183,7 @@ func (a *app) HostSandbox(tool string) (*sandbox.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := session.World(a.cfg, a.dirs, a.Ambient, dir, sandbox.SessionTmp("<session>"))
+	policy, err := session.World(a.cfg, a.dirs, a.Ambient, dir, tmp)
 	if err != nil {
 		return nil, err
 	}
