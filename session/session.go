@@ -264,6 +264,14 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	// The session's /tmp for its tools: made when the first starts, gone
 	// when the session closes.
 	tmp := sandbox.SessionTmp(id)
+	// Open that fails after a tool started (an interrupt while an MCP
+	// server starts, say) removes the /tmp it made, as Close would.
+	opened := false
+	defer func() {
+		if !opened {
+			os.RemoveAll(tmp)
+		}
+	}()
 	policy, err := World(cfg, opts.Dirs, opts.Ambient, opts.Dir, tmp)
 	if err != nil {
 		return nil, err
@@ -405,6 +413,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		UnsafeNoRedaction: cfg.Unsafe.NoRedaction,
 	}
 	stop := func() { stopExtra(); closeTel(); os.RemoveAll(tmp) }
+	opened = true
 	return &Session{Agent: agent, ID: id, Instructions: instructions, stop: stop, transcript: transcriptFile, audit: audit}, nil
 }
 
