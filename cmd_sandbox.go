@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/hushcli/hush/session"
@@ -89,11 +88,7 @@ func runSandboxShow(opts *sandboxShowOptions) error {
 		}
 		for _, s := range servers {
 			if s.Name == name && s.URL == "" {
-				dir := s.Dir
-				if !filepath.IsAbs(dir) {
-					dir = filepath.Join(project, dir)
-				}
-				sb = sb.ForProgram(append([]string{s.Command, dir}, s.Args...)...)
+				sb = sb.ForProgram(s.Program(project)...)
 			}
 		}
 	}

@@ -475,22 +475,36 @@ func (s *server) set(st State, reason string, c *conn, list []*sdk.Tool) {
 	}
 }
 
+// WorkDir is the directory s runs in for a project at project: its dir,
+// relative to the project, or the project itself.
+func (s Server) WorkDir(project string) string {
+	switch {
+	case s.Dir == "":
+		return project
+	case !filepath.IsAbs(s.Dir):
+		return filepath.Join(project, s.Dir)
+	}
+	return s.Dir
+}
+
+// Program is what s runs, as paths for sandbox.Config.ForProgram: its
+// command (a relative one with a slash is below its dir), its dir and its
+// arguments.
+func (s Server) Program(project string) []string {
+	dir := s.WorkDir(project)
+	cmd := s.Command
+	if strings.Contains(cmd, "/") && !filepath.IsAbs(cmd) {
+		cmd = filepath.Join(dir, cmd)
+	}
+	return append([]string{cmd, dir}, s.Args...)
+}
+
 func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets *tools.SecretSet) {
 	// A relative dir is the project's, not wherever hush was started.
-	dir := s.cfg.Dir
-	switch {
-	case dir == "":
-		dir = m.opts.Dir
-	case !filepath.IsAbs(dir):
-		dir = filepath.Join(m.opts.Dir, dir)
-	}
+	dir := s.cfg.WorkDir(m.opts.Dir)
 	// The server's own program comes into its world, read-only, where the
 	// world leaves it out (a script under the home, a node_modules).
-	program := append([]string{s.cfg.Command, dir}, s.cfg.Args...)
-	if strings.Contains(s.cfg.Command, "/") && !filepath.IsAbs(s.cfg.Command) {
-		program[0] = filepath.Join(dir, s.cfg.Command)
-	}
-	box := m.opts.Sandbox.ForProgram(program...)
+	box := m.opts.Sandbox.ForProgram(s.cfg.Program(m.opts.Dir)...)
 	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, box, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
 	if err != nil {
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
