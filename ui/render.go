@@ -8,9 +8,8 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/yuin/goldmark"
+	"github.com/hushcli/hush/ui/mdext"
 	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 )
@@ -56,10 +55,9 @@ const (
 func fg(n int) string { return "38;5;" + strconv.Itoa(n) }
 
 // mdParser is built on the first Markdown a chat renders, not at start:
-// hush --version and hush run never pay for it.
-var mdParser = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList))
-})
+// hush --version and hush run never pay for it (nor for goldmark's
+// extension package, which mdext replaces: see its doc).
+var mdParser = sync.OnceValue(mdext.NewParser)
 
 // renderMarkdown renders src for a terminal width columns wide.
 func renderMarkdown(src string, width int, color bool) string {
@@ -67,7 +65,7 @@ func renderMarkdown(src string, width int, color bool) string {
 		width = 20
 	}
 	b := []byte(src)
-	doc := mdParser().Parser().Parse(text.NewReader(b))
+	doc := mdParser().Parse(text.NewReader(b))
 	r := &mdRenderer{src: b, st: mdStyle{color: color}}
 	var blocks []string
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
