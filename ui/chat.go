@@ -122,6 +122,7 @@ type Chat struct {
 	lastMu  sync.Mutex
 	lastOut lastOutput // the last call's output, for Ctrl-O
 	printMu sync.Mutex
+	reflow  *reflowOut         // the program's output, told of resizes
 	resumed []provider.Message // drawn by Run under the banner
 	turns   sync.WaitGroup     // turns (and session commands) still running
 }
@@ -170,8 +171,10 @@ func (c *Chat) Run() error {
 
 // program is the bubbletea program that runs m on the chat's terminal.
 func (c *Chat) program(m tea.Model) *tea.Program {
+	var out io.Writer
+	c.reflow, out = newReflowOut(c.cfg.Out)
 	return tea.NewProgram(m,
-		tea.WithInput(keyInput{c.cfg.In}), tea.WithOutput(c.cfg.Out),
+		tea.WithInput(keyInput{c.cfg.In}), tea.WithOutput(out),
 		// Signals are the session's: SIGINT cancels a turn, SIGTERM ends
 		// hush. Ctrl-C at the keyboard arrives here as a key.
 		tea.WithoutSignalHandler(),
@@ -569,6 +572,8 @@ type model struct {
 	filesLoading bool
 
 	greeting    string // printed by Init
+	lastView    string // the view last returned, for a resize
+	height      int    // the terminal's rows, 0 until told
 	suspended   bool
 	interrupted bool
 	// queued: Enter was pressed during a turn; what the editor holds is
@@ -644,8 +649,13 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	}()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
+		if m.c.reflow != nil {
+			m.c.reflow.resized(m.lastView, int(m.c.width.Load()), m.height, msg.Width)
+		}
 		m.c.width.Store(int64(msg.Width))
+		m.height = msg.Height
 		m.ta.SetWidth(msg.Width)
+		m.renderedFor = "" // the unfinished block is rendered again, to the new width
 		return m, nil
 	case suspendMsg:
 		m.suspended = msg.on
@@ -1060,6 +1070,15 @@ func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.
 }
 
 func (m *model) View() string {
+	v := m.view()
+	if v != "" {
+		v = clearRows(v)
+	}
+	m.lastView = v
+	return v
+}
+
+func (m *model) view() string {
 	if m.suspended {
 		return ""
 	}
