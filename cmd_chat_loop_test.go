@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,13 +12,9 @@ import (
 	"github.com/creack/pty"
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/executor/auditlog"
-	"github.com/hushcli/hush/executor/events"
-	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/session/sessiontest"
 )
 
 func TestChatLoopPlainRunsTurnsAndCloses(t *testing.T) {
@@ -33,7 +28,7 @@ func TestChatLoopPlainRunsTurnsAndCloses(t *testing.T) {
 		Start: func(p executor.Prompter, ev executor.Events) (*executor.Agent, func(), error) {
 			started++
 			gotPrompter = p
-			a := oneTurnAgent(t, `{"steps":[{"text":"hi from the model"}]}`)
+			a := sessiontest.OneTurnAgent(t, `{"steps":[{"text":"hi from the model"}]}`)
 			a.Session = "s-test"
 			a.Events = ev
 			return a, func() { closed++ }, nil
@@ -118,7 +113,7 @@ func TestChatLoopTerminalRunsATurnOnARealPTY(t *testing.T) {
 			if p == nil {
 				t.Error("the terminal chat asks on the terminal: want a prompter")
 			}
-			a := oneTurnAgent(t, `{"steps":[{"text":"hi from the model"}]}`)
+			a := sessiontest.OneTurnAgent(t, `{"steps":[{"text":"hi from the model"}]}`)
 			a.Session = "s-pty"
 			a.Events = ev
 			return a, func() { closed++ }, nil
@@ -154,18 +149,4 @@ func TestChatLoopTerminalRunsATurnOnARealPTY(t *testing.T) {
 	if closed != 1 {
 		t.Errorf("the session was closed %d times, want 1", closed)
 	}
-}
-
-// oneTurnAgent is an agent whose model replays script, with the bash tool
-// and a gate that denies what no rule allows.
-func oneTurnAgent(t *testing.T, script string) *executor.Agent {
-	t.Helper()
-	dir := t.TempDir()
-	model, err := provider.NewReplayBytes("one.json", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &executor.Agent{Provider: model, Tools: executor.NewRegistry(bash.Tool{}), Gate: &executor.RuleGate{},
-		Audit: auditlog.Open(filepath.Join(dir, "audit.jsonl")), Secrets: func() (map[string]string, error) { return nil, nil },
-		Ambient: map[string]string{"PATH": "/usr/bin:/bin"}, Dir: dir, Policy: func(string) tools.Policy { return tools.Policy{} }, Events: events.New(io.Discard)}
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/session"
+	"github.com/hushcli/hush/session/sessiontest"
 )
 
 func testRun(t *testing.T, script string, out *bytes.Buffer, closed *int) runTurn {
 	return runTurn{Stdout: out, Stderr: out, JSON: true,
 		Start: func(ev executor.Events, _ *transcript.Session) (*executor.Agent, func(), error) {
-			a := oneTurnAgent(t, script)
+			a := sessiontest.OneTurnAgent(t, script)
 			a.Session = "s-run"
 			a.Events = ev
 			return a, func() { *closed++ }, nil
