@@ -190,7 +190,7 @@ func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt 
 	}
 	specs := a.toolSpecs()
 	for step := 0; step < maxSteps; step++ {
-		textRed := red.Writer(textSink{a.Events})
+		textRed := red.HoldingWriter(textSink{a.Events}) // an answer shorter than every secret builds no redactor
 		textOut := outbuf.NewSanitizeWriter(textRed)
 		resp, err := a.Provider.Stream(ctx, provider.Request{System: a.System, Messages: msgs, Tools: specs, RetryStall: step == 0},
 			func(delta string) { _, _ = io.WriteString(textOut, delta) })

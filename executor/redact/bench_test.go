@@ -173,7 +173,8 @@ func BenchmarkRedactThroughput(b *testing.B) {
 	}
 }
 
-// BenchmarkNew builds the redactor of n secrets (target for 8,000: 50 ms).
+// BenchmarkNew builds the redactor of n secrets (target for 8,000: 50 ms),
+// as its first text long enough to hold one does (New itself defers it).
 // It also reports cpu-ms/op, the process's CPU time (the garbage
 // collector's included) per build, which a machine shared with other work
 // changes far less than the wall-clock ns/op.
@@ -183,7 +184,7 @@ func BenchmarkNew(b *testing.B) {
 		b.Run(fmt.Sprintf("secrets=%d", n), func(b *testing.B) {
 			before := cpuTime()
 			for b.Loop() {
-				New(secrets)
+				New(secrets).ready()
 			}
 			b.ReportMetric(float64(cpuTime()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})

@@ -16,21 +16,43 @@ import (
 // server, a service-account key — is also scrubbed field by field: each of
 // its string fields of minField bytes or more is a secret of that name,
 // since a token travels on its own (in a header), not as the whole object.
+//
+// Like New it builds nothing until a text could hold a secret; the sort
+// and the JSON fields wait for that too. It keeps its own copy of the
+// entries, so all may change afterwards.
 func FromMap(all map[string]string) *Redactor {
-	s := make([]Secret, 0, len(all))
-	for _, n := range slices.Sorted(maps.Keys(all)) {
-		s = append(s, Secret{Name: n, Value: all[n]})
-		s = append(s, jsonFields(n, all[n])...)
+	pairs := make([]Secret, 0, len(all))
+	minText := 0
+	for n, v := range all {
+		pairs = append(pairs, Secret{Name: n, Value: v})
+		l := len(v)
+		if looksJSON(v) {
+			l = min(l, minField) // its fields may be shorter than it
+		}
+		if l >= MinLen && (minText == 0 || l < minText) {
+			minText = l
+		}
 	}
-	return New(s)
+	return deferred(func() []Secret {
+		slices.SortFunc(pairs, func(a, b Secret) int { return strings.Compare(a.Name, b.Name) })
+		s := make([]Secret, 0, len(pairs))
+		for _, p := range pairs {
+			s = append(s, p)
+			s = append(s, jsonFields(p.Name, p.Value)...)
+		}
+		return s
+	}, minText, true)
 }
+
+// looksJSON is jsonFields' first test, without parsing.
+func looksJSON(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "{") }
 
 // minField is the shortest JSON field FromMap scrubs on its own: shorter
 // ones are type names and flags ("Bearer", "true"), not credentials.
 const minField = 12
 
 func jsonFields(name, value string) []Secret {
-	if !strings.HasPrefix(strings.TrimSpace(value), "{") {
+	if !looksJSON(value) {
 		return nil
 	}
 	var obj map[string]any

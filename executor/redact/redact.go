@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"sync"
 )
 
 // MinLen is the shortest value, and the shortest encoded form of a value,
@@ -39,7 +40,15 @@ func (s Secret) LogValue() slog.Value {
 // Bytes and any number of Writers (one goroutine per Writer) may run at
 // once. A nil Redactor, or one built from no matchable values, passes bytes
 // through unchanged.
+//
+// New does not build the matcher: the first text that could hold a
+// secret does (see lazy). Every session made one at start, before its
+// first byte, and with 8,000 secrets that build (their ~110,000 forms
+// sorted into a tree) was most of the start-up; a run whose output is
+// empty or shorter than every secret never needs it.
 type Redactor struct {
+	lazy
+
 	m            *matcher
 	placeholders [][]byte // placeholder for each pattern, by pattern id
 	secrets      int
@@ -62,12 +71,75 @@ type Redactor struct {
 // matched. Where matches overlap, the one starting earliest wins, and of
 // those the longest. When two secrets share a value or a form, the first
 // in secrets names it, and a literal value wins over another's encoding.
-func New(secrets []Secret) *Redactor { return build(secrets, true) }
+func New(secrets []Secret) *Redactor {
+	return deferred(func() []Secret { return secrets }, shortest(secrets), true)
+}
 
 // build is New with the normalised forms optional, so tests can compare
-// the literal part with a plain reference.
+// the literal part with a plain reference; it builds at once.
 func build(secrets []Secret, withForms bool) *Redactor {
+	r := deferred(func() []Secret { return secrets }, shortest(secrets), withForms)
+	r.ready()
+	return r
+}
+
+// lazy defers a Redactor's build to the first text that could hold a
+// pattern. Every pattern is a value of at least MinLen bytes or a form of
+// one, and no form is shorter than its value (base64, hex and escapes
+// only lengthen it; the part of a value's base64 that depends on its bits
+// alone is at least as long as the value from four bytes up), and the
+// normalisers only ever shrink a stretch of output (they remove breaks,
+// decode escapes): so output shorter than the shortest value is left as
+// it is without building anything.
+type lazy struct {
+	once     sync.Once
+	secrets  func() []Secret // what to build from; nil once built
+	minText  int             // the shortest value of MinLen bytes or more
+	hasValue bool            // some value is MinLen bytes or more
+}
+
+// deferred is a Redactor built from secrets() at its first use; minText
+// is the length of the shortest value that will be matched (0: none will).
+func deferred(secrets func() []Secret, minText int, withForms bool) *Redactor {
 	r := &Redactor{forms: withForms}
+	r.lazy.secrets, r.lazy.minText, r.lazy.hasValue = secrets, minText, minText > 0
+	if !r.lazy.hasValue {
+		r.lazy.once.Do(func() { r.lazy.secrets = nil; r.init(nil) }) // nothing to match
+	}
+	return r
+}
+
+// shortest is the length of the shortest value of MinLen bytes or more (0:
+// there is none).
+func shortest(secrets []Secret) int {
+	n := 0
+	for _, s := range secrets {
+		if l := len(s.Value); l >= MinLen && (n == 0 || l < n) {
+			n = l
+		}
+	}
+	return n
+}
+
+// ready builds the matcher if that has not happened yet. Every method
+// that reads the built fields calls it first (sync.Once orders the build
+// before their reads).
+func (r *Redactor) ready() {
+	r.lazy.once.Do(func() {
+		secrets := r.lazy.secrets()
+		r.lazy.secrets = nil
+		r.init(secrets)
+	})
+}
+
+// mayHold reports whether a text of n bytes could hold a pattern; false
+// means it needs no build and no scan.
+func (r *Redactor) mayHold(n int) bool {
+	return r != nil && r.lazy.hasValue && n >= r.lazy.minText
+}
+
+// init builds the matcher of secrets into r.
+func (r *Redactor) init(secrets []Secret) {
 	longest := 0
 	// About fourteen forms a value, written into one arena (formBuf) and
 	// sized up front; one placeholder shared by all forms of a secret.
@@ -118,7 +190,6 @@ func build(secrets []Secret, withForms bool) *Redactor {
 	r.rmax = 4*longest + 16
 	r.grid = max(3*r.rmax, 1024)
 	r.ctx = r.grid + r.rmax + wrapLook + tailLook
-	return r
 }
 
 // dedupe drops every pattern equal to an earlier one (with its owner), and
@@ -154,11 +225,13 @@ func dedupe(patterns [][]byte, owner []int32) ([][]byte, []int32, []int32) {
 	return patterns[:n], owner[:n], kept
 }
 
-// Len returns the number of patterns matched, for diagnostics.
+// Len returns the number of patterns matched, for diagnostics. It builds
+// the matcher if nothing has yet.
 func (r *Redactor) Len() int {
 	if r == nil {
 		return 0
 	}
+	r.ready()
 	return len(r.placeholders)
 }
 
@@ -171,14 +244,22 @@ func (r *Redactor) countSecrets() int {
 	if r == nil {
 		return 0
 	}
+	r.ready()
 	return r.secrets
 }
 
-func (r *Redactor) active() bool { return r != nil && r.m != nil }
+// active builds the matcher and reports whether there is one.
+func (r *Redactor) active() bool {
+	if r == nil {
+		return false
+	}
+	r.ready()
+	return r.m != nil
+}
 
 // String returns s with every secret replaced.
 func (r *Redactor) String(s string) string {
-	if !r.active() || len(s) < r.m.window {
+	if !r.mayHold(len(s)) || !r.active() || len(s) < r.m.window {
 		return s
 	}
 	b := []byte(s)
@@ -192,7 +273,7 @@ func (r *Redactor) String(s string) string {
 // Bytes returns b with every secret replaced. It never modifies b; when
 // nothing is replaced it returns b itself.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if !r.active() || len(b) < r.m.window {
+	if !r.mayHold(len(b)) || !r.active() || len(b) < r.m.window {
 		return b
 	}
 	out, _ := r.redact(b)

@@ -35,17 +35,34 @@ type Writer struct {
 	s      scratch
 	err    error // sticky: after a failed write the stream is corrupt
 	closed bool
+
+	// wait holds a HoldingWriter's first bytes while they are fewer than
+	// the shortest secret: they cannot hold one yet, so the Redactor is
+	// not built for them (see lazy); started is set once they are passed on.
+	wait    []byte
+	started bool
 }
 
 // Writer returns a streaming redactor writing to dst. Close must be called
-// at the end of the stream to flush the held-back tail.
+// at the end of the stream to flush the held-back tail. Its first byte
+// builds the Redactor's matcher if nothing has yet.
 func (r *Redactor) Writer(dst io.Writer) *Writer {
+	return &Writer{r: r, dst: dst, started: true}
+}
+
+// HoldingWriter is Writer for a stream that soon ends, such as a model's
+// answer: while the stream is shorter than the shortest secret it holds
+// its bytes without building the matcher (a stream that short cannot hold
+// one), and passes them on with the next byte past that, or at Close. Not
+// for a stream that can pause with a few bytes written — a process's live
+// output, a log read while it runs — which they would wait in.
+func (r *Redactor) HoldingWriter(dst io.Writer) *Writer {
 	return &Writer{r: r, dst: dst}
 }
 
 // Buffered returns the number of bytes held back, waiting for the next
 // Write or Close to decide whether they begin a secret.
-func (w *Writer) Buffered() int { return len(w.buf) - w.ctx }
+func (w *Writer) Buffered() int { return len(w.wait) + len(w.buf) - w.ctx }
 
 // Format prints the state without the held bytes, which may be part of a
 // secret.
@@ -69,6 +86,29 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, ErrClosed
 	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if !w.started {
+		if w.r != nil && w.r.lazy.hasValue && !w.r.mayHold(len(w.wait)+len(p)) {
+			w.wait = append(w.wait, p...)
+			return len(p), nil
+		}
+		w.started = true
+		if len(w.wait) > 0 {
+			joined := append(w.wait, p...)
+			w.wait = nil
+			if _, err := w.write(joined); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	return w.write(p)
+}
+
+// write is Write once the stream has started.
+func (w *Writer) write(p []byte) (int, error) {
 	if !w.r.active() {
 		if err := w.emit(p); err != nil {
 			return 0, err
@@ -174,6 +214,12 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	if !w.started {
+		// Fewer bytes than the shortest secret in the whole stream.
+		err := w.emit(w.wait)
+		w.wait = nil
+		return err
+	}
 	if w.Buffered() == 0 {
 		w.buf = nil
 		return nil

@@ -119,6 +119,7 @@ func TestWriterHoldsOnlyPossibleStarts(t *testing.T) {
 func TestWriterMemoryBound(t *testing.T) {
 	t.Parallel()
 	r := New(straddleSecrets)
+	r.ready()
 	maxLen := r.m.maxLen
 	bound := r.rmax + tailLook
 	rng := rand.New(rand.NewPCG(3, 4))
