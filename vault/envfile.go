@@ -110,7 +110,7 @@ func (e *EnvFile) refresh() error {
 	e.buf = data
 	if e.parsed == nil || !bytes.Equal(data, e.raw) {
 		// hush never writes a byte-order mark, but an editor saving the file may.
-		m, err := godotenv.UnmarshalBytes(bytes.TrimPrefix(data, []byte("\ufeff")))
+		m, err := parseEnv(bytes.TrimPrefix(data, []byte("\ufeff")))
 		if err != nil {
 			// The parser quotes the text near the fault; never pass it on.
 			e.settled = false
