@@ -23,7 +23,12 @@ func TestCLIConventions(t *testing.T) {
 		{[]string{"frobnicate"}, 2, []string{`hush: unknown command "frobnicate" (see hush --help)`}, []string{"No help topic", "USAGE:"}},
 		{[]string{"--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush [options]; hush --help explains each option\n"}, []string{"USAGE:", "Incorrect Usage", "did you mean"}},
 		// A flag one letter off names the flag meant, on the same line.
-		{[]string{"run", "--modle", "x", "hi"}, 2, []string{"hush: unknown flag --modle; did you mean --model?\nusage: hush run [options] PROMPT"}, []string{"USAGE:", "OPTIONS:"}},
+		{[]string{"run", "--modle", "x", "hi"}, 2, []string{"hush: unknown flag --modle; did you mean --model?\nusage: hush run [options] [--] PROMPT"}, []string{"USAGE:", "OPTIONS:"}},
+		// After the prompt too: not sent as prompt text.
+		{[]string{"run", "hi", "--modle", "x"}, 2, []string{"hush: unknown flag --modle; did you mean --model?\nusage: hush run [options] [--] PROMPT"}, []string{"USAGE:", "OPTIONS:", "no model"}},
+		{[]string{"run", "hi", "there", "-q"}, 2, []string{"hush: unknown flag -q\nusage: hush run"}, []string{"no model"}},
+		{[]string{"run", "hi", "--model=x"}, 2, []string{`hush: flag --model=x comes after the prompt; put flags first`}, []string{"no model"}},
+		{[]string{"run", "--help"}, 0, []string{`hush run -- "-v prints nothing"`}, nil},
 		{[]string{"audit", "--no-dcoker"}, 2, []string{"hush: unknown flag --no-dcoker; did you mean --no-docker?\nusage: hush audit [options]; hush audit --help explains each option\n"}, []string{"OPTIONS:"}},
 		{[]string{"vault", "list", "--frob"}, 2, []string{"hush: unknown flag --frob\nusage: hush vault list [options]"}, []string{"USAGE:"}},
 		{[]string{"help"}, 0, []string{"USAGE:", "run "}, nil},
@@ -72,6 +77,12 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if !strings.Contains(model.Received(), `"model":"from-the-root"`) {
 		t.Errorf("the root's --model was not used:\n%s", model.Received())
+	}
+	// After --, words written as flags are the prompt's.
+	dash := newFakeModel(t, step{text: "dash prompt sent"})
+	out, code := runHushWithin(t, w, 20*time.Second, "run", "--provider", "openai", "--base-url", dash.URL(), "--model", "m", "--", "-v prints", "--nothing")
+	if code != 0 || !strings.Contains(out, "dash prompt sent") || !strings.Contains(dash.Received(), `"content":"-v prints --nothing"`) {
+		t.Errorf("hush run -- -v prints --nothing: exit %d\n%s\nthe model got:\n%s", code, out, dash.Received())
 	}
 }
 
