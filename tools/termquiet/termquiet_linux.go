@@ -1,4 +1,6 @@
-package tools
+// Package termquiet keeps hush's package initialisation from asking the
+// terminal anything (see quietInit).
+package termquiet
 
 import (
 	"os"
@@ -13,14 +15,17 @@ import (
 // terminal and, where nothing answers (`script -c`, some CI PTYs, serial
 // consoles), waited termenv's 5 s timeout twice: 10.06 s for --version.
 // termenv skips the query when TERM says "dumb", so while packages
-// initialise, hush's own TERM says so; RestoreTerm, the first thing hush's
+// initialise, hush's own TERM says so; Restore (through tools.RestoreTerm), the first thing hush's
 // main does, puts the real value back before anything else reads it. The
 // background then counts as unknown (dark, or COLORFGBG's) until a command
 // that draws colours asks with a short timeout (wizard.ResolveBackground).
 //
 // It must run before bubbletea's init. Go initialises packages in import
 // path order among those whose imports are done; this package sorts before
-// muesli/termenv and is ready no later than it, so it runs first (checked by
+// muesli/termenv and is ready no later than it (it imports only os and
+// x/sys/unix, which termenv imports too), so it runs first. It is a
+// package of its own so that nothing package tools imports can delay it:
+// tools importing a package that sorts after termenv once did (checked by
 // `GODEBUG=inittrace=1` and by TestVersionAsksTheTerminalNothing in tests/,
 // which fails if the order ever changes). A process whose standard output
 // is not a terminal is left alone: nothing would be asked there anyway.
@@ -43,10 +48,10 @@ func startQuiet() savedTerm {
 	return savedTerm{value: v, set: set, active: true}
 }
 
-// RestoreTerm gives hush's environment back the TERM it was started with,
+// Restore gives hush's environment back the TERM it was started with,
 // which package initialisation ran without (see quietInit). Call it before
 // Guard, which compares the environment with the one hush was started with.
-func RestoreTerm() {
+func Restore() {
 	if !quietInit.active {
 		return
 	}
