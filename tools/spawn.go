@@ -15,15 +15,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/tools/sandbox/egress"
 )
 
 // Spec describes one child process.
@@ -52,6 +56,14 @@ type Spec struct {
 	// Sandbox, when set, runs the child in a sandbox of its own (package
 	// sandbox). Every host tool sets it; nil is for hush's own helpers.
 	Sandbox *sandbox.Config
+	// Egress, when set with Sandbox, gives the child a network of its own
+	// whose one way out is hush's egress proxy (sandbox.Config.Proxy):
+	// Egress serves the listener until its context ends, when the call
+	// does. The child's proxy variables (HTTP_PROXY, HTTPS_PROXY,
+	// ALL_PROXY, NO_PROXY, both cases) then point at it and replace any in
+	// Env. Where the sandbox cannot give the child a network namespace,
+	// Egress is not called and the child's network is as without it.
+	Egress func(ctx context.Context, l net.Listener)
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
 	KillGrace time.Duration
@@ -73,6 +85,8 @@ type Cmd struct {
 	direct *sandbox.Direct // nil: os/exec starts it
 	box    *sandbox.Config
 	watch  *sandbox.LimitWatch // the call's process limit (limits.go)
+	egress func(context.Context, net.Listener)
+	stop   context.CancelFunc // ends egress's Serve
 }
 
 // Start starts the command.
@@ -82,6 +96,17 @@ func (c *Cmd) Start() error {
 		err = c.direct.Start(c.Cmd)
 	} else {
 		err = c.Cmd.Start()
+	}
+	if err == nil && c.direct != nil && c.egress != nil {
+		l, lerr := c.direct.ProxyListener()
+		if l != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			c.stop = cancel
+			go c.egress(ctx, l)
+		} else if lerr != nil && c.Stderr != nil {
+			// The tool has no way out; say why once, where its output goes.
+			fmt.Fprintf(c.Stderr, "hush: this call has no network: %v\n", lerr)
+		}
 	}
 	if err == nil && c.box != nil {
 		pid := c.Process.Pid
@@ -98,6 +123,9 @@ func (c *Cmd) Wait() error {
 		err = c.direct.Wait(c.Cmd)
 	} else {
 		err = c.Cmd.Wait()
+	}
+	if c.stop != nil {
+		c.stop()
 	}
 	return c.watch.Stop(err)
 }
@@ -153,9 +181,22 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	}
 	cmd.SysProcAttr.Credential = spec.Credential
 	var direct *sandbox.Direct
-	if spec.Sandbox != nil {
-		if direct, err = sandbox.Prepare(ctx, cmd, prog, spec.Sandbox); err != nil {
+	box := spec.Sandbox
+	if box != nil && spec.Egress != nil && !box.NoNetwork {
+		b := *box
+		b.Proxy = true
+		box = &b
+	}
+	if box != nil {
+		if direct, err = sandbox.Prepare(ctx, cmd, prog, box); err != nil {
 			return nil, err
+		}
+	}
+	var egressFn func(context.Context, net.Listener)
+	if box != nil && box.Proxy && direct != nil {
+		if direct.Proxied() {
+			cmd.Env = withProxyEnv(cmd.Env)
+			egressFn = spec.Egress
 		}
 	}
 	if direct == nil {
@@ -172,8 +213,34 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	}
 	// Without it a grandchild holding stdout open would keep Wait blocked.
 	cmd.WaitDelay = grace + 2*time.Second
-	return &Cmd{Cmd: cmd, direct: direct, box: spec.Sandbox}, nil
+	return &Cmd{Cmd: cmd, direct: direct, box: spec.Sandbox, egress: egressFn}, nil
 }
+
+// proxyNames are the variables that point a program at a proxy; a child
+// behind hush's egress proxy gets them from proxyEnv and no other value.
+var proxyNames = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+
+// withProxyEnv is environ with every proxy variable replaced by the ones
+// that point at hush's egress proxy inside the child's network.
+func withProxyEnv(environ []string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyNames, strings.ToUpper(name)) {
+			out = append(out, kv)
+		}
+	}
+	env, err := egress.ToolEnv(sandboxProxyAddr)
+	if err != nil {
+		panic(err) // a constant address
+	}
+	for _, n := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, n+"="+env[n])
+	}
+	return out
+}
+
+var sandboxProxyAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sandbox.ProxyPort}
 
 // KillGroup signals the process group led by pid. A SIGTERM that the
 // kernel would drop (a sandboxed namespace init without a TERM handler and

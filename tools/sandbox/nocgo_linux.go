@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"net"
 	"os/exec"
 )
 
@@ -16,7 +17,12 @@ type Direct struct {
 	prog string
 	plan []byte
 	ctx  context.Context
+	// proxy is never served: without cgo Status says the sandbox is off.
+	proxy bool
 }
+
+// ProxyListener is never called: without cgo Status says the sandbox is off.
+func (*Direct) ProxyListener() (net.Listener, error) { return nil, nil }
 
 // Start is never called: without cgo Status says the sandbox is off.
 func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: built without cgo") }
@@ -27,3 +33,6 @@ func (*Direct) Wait(*exec.Cmd) error { return errors.New("sandbox: built without
 func landlockStart(context.Context, *exec.Cmd, string, *Config) (*Direct, error) {
 	return nil, errors.New("sandbox: built without cgo")
 }
+
+// Proxied is never called: without cgo Status says the sandbox is off.
+func (*Direct) Proxied() bool { return false }

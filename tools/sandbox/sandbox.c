@@ -9,6 +9,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -685,6 +686,55 @@ static void hush_sb_wait(pid_t pid) {
 	}
 }
 
+// hush_sb_lo_up brings up the network namespace's loopback interface; 0
+// or -1 with errno.
+static int hush_sb_lo_up(void) {
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		return -1;
+	}
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	int r = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (r == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	int e = errno;
+	close(s);
+	errno = e;
+	return r;
+}
+
+// hush_sb_proxy_listen makes the listener of hush's egress proxy inside
+// the new network namespace: 127.0.0.1:port, a port below 1024 that only
+// this set-up (which holds every capability in the namespace until it
+// execs) could bind, so no tool squats it. It runs while the child still
+// shares hush's descriptor table, so the listener is hush's; the tool
+// never holds it (close-on-exec, and the child's copy of the table drops
+// it). Returns the descriptor or -errno.
+static int hush_sb_proxy_listen(int port) {
+	if (hush_sb_lo_up() != 0) {
+		return -errno;
+	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		return -errno;
+	}
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 // hush_sb_setup is everything after the namespaces exist and before the
 // namespace's /proc: the id maps, the masks, root's /dev, lo, root's
 // capabilities, no_new_privs and the Landlock scope. Both ways in run it:
@@ -845,19 +895,8 @@ built:
 	// The scratch tmpfs stays under the namespace's /proc, which the init
 	// below mounts over it: unmounting it here would wait for an RCU grace
 	// period on every call, and the namespace's end frees it with the rest.
-	if (net) {
-		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		struct ifreq ifr;
-		memset(&ifr, 0, sizeof ifr);
-		strcpy(ifr.ifr_name, "lo");
-		if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
-			hush_sb_die("bring up the loopback interface", NULL);
-		}
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) {
-			hush_sb_die("bring up the loopback interface", NULL);
-		}
-		close(s);
+	if (net && hush_sb_lo_up() != 0) {
+		hush_sb_die("bring up the loopback interface", NULL);
 	}
 	if (root) {
 		// Root: the tool stays root of this namespace, with root's file
@@ -990,6 +1029,8 @@ struct hush_sb_spawn_args {
 	int fds[3];
 	int pdeathsig;
 	int nsfd;   // out: the new mount namespace, opened in hush's descriptor table, or -1
+	int pport;  // the egress proxy's port inside the namespace, or 0 (hush_sb_proxy_listen)
+	int pfd;    // out: its listener, in hush's descriptor table, or -errno
 	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
 	int world; // the masks part is the world's records (hush_sb_world)
@@ -1015,6 +1056,9 @@ static int hush_sb_spawn_child(void *p) {
 	// hush's at once; then it takes a copy of the table for itself, before
 	// it touches any other descriptor.
 	a->nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (a->pport > 0) {
+		a->pfd = hush_sb_proxy_listen(a->pport);
+	}
 	if (unshare(CLONE_FILES) != 0) {
 		_exit(HUSH_SB_FAIL);
 	}
@@ -1084,8 +1128,9 @@ static int hush_sb_spawn_child(void *p) {
 // a reference to the child's mount namespace (or -1), which the caller
 // closes once the child has been waited for.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int *nsfd) {
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int *nsfd, int *pfd) {
 	*nsfd = -1;
+	*pfd = -1;
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	struct hush_sb_spawn_args a;
 	memset(&a, 0, sizeof a);
@@ -1098,7 +1143,9 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.fds[2] = fd2;
 	a.pdeathsig = pdeathsig;
 	a.nsfd = -1;
-	a.net = strchr(flags, 'N') != NULL;
+	a.pport = pport;
+	a.pfd = -1;
+	a.net = strchr(flags, 'N') != NULL || pport > 0;
 	a.world = strchr(flags, 'W') != NULL;
 	a.flags = flags;
 	a.masks = flags + strlen(flags) + 1;
@@ -1135,8 +1182,14 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	}
 	if (pid > 0) {
 		*nsfd = a.nsfd;
-	} else if (a.nsfd >= 0) {
-		close(a.nsfd);
+		*pfd = a.pfd;
+	} else {
+		if (a.nsfd >= 0) {
+			close(a.nsfd);
+		}
+		if (a.pfd >= 0) {
+			close(a.pfd);
+		}
 	}
 	return pid < 0 ? -e : pid;
 }

@@ -39,6 +39,13 @@ type Config struct {
 	// NoNetwork gives the child a network namespace of its own, with only
 	// a loopback interface.
 	NoNetwork bool
+	// Proxy gives the child a network namespace with only a loopback
+	// interface, where hush listens at ProxyAddr for its egress proxy
+	// (Direct.ProxyListener): the tool's one way out. A child started
+	// through the init (another user's) gets the namespace without the
+	// listener: no network at all. The Landlock world has no network
+	// namespace: there Proxy changes nothing (docs/network.md).
+	Proxy bool
 	// Limits bound each call of the tool (limits.go).
 	Limits Limits
 	// Required refuses to start the child when the kernel refuses the
@@ -46,6 +53,15 @@ type Config struct {
 	// them, and the session has said so once at start.
 	Required bool
 }
+
+// ProxyPort is the port of hush's egress proxy inside a tool's network
+// namespace, on 127.0.0.1 (ProxyAddr): below 1024, so no tool of the
+// user's can bind it before hush does, and out of the way of the ports
+// dev servers use.
+const ProxyPort = 1023
+
+// ProxyAddr is where a tool reaches hush's egress proxy.
+const ProxyAddr = "127.0.0.1:1023"
 
 // ErrRefused is returned by Prepare for a Config with Required set
 // where the kernel refuses the namespaces; the message says which setting.

@@ -11,8 +11,10 @@ int hush_sb_template(void);
 
 // hush_sb_spawn starts path in a sandbox of its own (vfork'd, cloned into
 // its namespaces) following plan; it returns the child's pid or -errno, and
-// *nsfd, a reference to the child's mount namespace, or -1.
+// *nsfd, a reference to the child's mount namespace, or -1. With pport > 0
+// the child gets a network namespace of its own and *pfd is a listener on
+// 127.0.0.1:pport inside it, for hush's egress proxy (or -errno).
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int *nsfd);
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int *nsfd, int *pfd);
 
 #endif

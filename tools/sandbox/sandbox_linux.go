@@ -53,7 +53,7 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	flags := sandboxFlags(cfg.NoNetwork) + cfg.Limits.flags()
+	flags := sandboxFlags(cfg.NoNetwork || cfg.Proxy) + cfg.Limits.flags()
 	var plan []byte
 	if cfg.Constructed && cfg.Policy != nil {
 		if t := cfg.Policy.opts.Tmp; t != "" {
@@ -66,7 +66,7 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		plan = planBytes(flags, masks)
 	}
 	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil {
-		return &Direct{ctx: ctx, prog: prog, plan: plan}, nil
+		return &Direct{ctx: ctx, prog: prog, plan: plan, proxy: cfg.Proxy && !cfg.NoNetwork}, nil
 	}
 	cache := &planCache
 	if cfg.Masks != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"runtime"
 )
@@ -26,6 +27,9 @@ func Prepare(_ context.Context, _ *exec.Cmd, _ string, cfg *Config) (*Direct, er
 // Direct is never used here: no sandbox starts without os/exec.
 type Direct struct{}
 
+// ProxyListener is never called: Prepare returns no Direct here.
+func (*Direct) ProxyListener() (net.Listener, error) { return nil, nil }
+
 // Start is never called: Prepare returns no Direct here.
 func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: not supported") }
 
@@ -34,3 +38,6 @@ func (*Direct) Wait(*exec.Cmd) error { return errors.New("sandbox: not supported
 
 // watchedTmpBuses: no inotify here; tmpBuses checks /tmp's mtime.
 func watchedTmpBuses() ([]string, bool) { return nil, false }
+
+// Proxied is never called: Prepare returns no Direct here.
+func (*Direct) Proxied() bool { return false }

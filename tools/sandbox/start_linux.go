@@ -58,6 +58,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -105,6 +106,9 @@ type Direct struct {
 
 	parentEnds []*os.File // closed after Wait
 	nsfd       int        // the child's mount namespace, or -1: closed after Wait
+	proxy      bool       // a listener for the egress proxy inside the child's network (Config.Proxy)
+	listener   net.Listener
+	listenErr  error
 	copies     chan error
 	ncopies    int
 	done       chan struct{}
@@ -217,7 +221,11 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 	if !sandboxNoTemplate.Load() {
 		tmpl = sandboxTemplate()
 	}
-	var nsfd C.int
+	var nsfd, pfd C.int
+	pport := 0
+	if d.proxy {
+		pport = ProxyPort
+	}
 	// One child in set-up at a time, and none beside os/exec's: see
 	// spawnLock.
 	spawnLock.Lock()
@@ -226,13 +234,24 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		pid, nsfd = d.ll.spawn(path, &argv[0], &envp[0], dir, fds, pdeathsig), -1
 	} else {
 		pid = C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), &nsfd)
+			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), &nsfd, &pfd)
 	}
 	spawnLock.Unlock()
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
 	if pid < 0 {
 		return fmt.Errorf("sandbox: start %s: %w", c.Args[0], syscall.Errno(-pid))
+	}
+	if d.proxy {
+		// The tool runs already; without its listener it has no way out at
+		// all (it fails closed), and ProxyListener says so.
+		if pfd >= 0 {
+			f := os.NewFile(uintptr(pfd), "egress proxy")
+			d.listener, d.listenErr = net.FileListener(f)
+			f.Close()
+		} else {
+			d.listenErr = fmt.Errorf("sandbox: the egress proxy's listener: %w", syscall.Errno(-pfd))
+		}
 	}
 	p, err := os.FindProcess(int(pid))
 	if err != nil {
@@ -262,6 +281,9 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 // would.
 func (d *Direct) Wait(c *exec.Cmd) error {
 	err := c.Wait() // the process: sets ProcessState, an *exec.ExitError
+	if d.listener != nil {
+		d.listener.Close() // ends the proxy's Serve, if it still runs
+	}
 	if d.nsfd >= 0 {
 		// The last reference: its close unmounts the namespace's
 		// mounts, which waits for an RCU grace period. Nothing runs in
@@ -356,3 +378,17 @@ func interfaceEqual(a, b any) (eq bool) {
 	}()
 	return a == b
 }
+
+// ProxyListener is the listener of hush's egress proxy inside a started
+// child's network namespace (Config.Proxy), or nil and why not. Wait
+// closes it.
+func (d *Direct) ProxyListener() (net.Listener, error) {
+	if !d.proxy {
+		return nil, nil
+	}
+	return d.listener, d.listenErr
+}
+
+// Proxied says Start will make the egress proxy's listener in the child's
+// network namespace (Config.Proxy, where the namespaces are had).
+func (d *Direct) Proxied() bool { return d.proxy }

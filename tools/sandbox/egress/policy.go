@@ -38,6 +38,8 @@ func (a Action) String() string {
 type Call struct {
 	Tool    string
 	Secrets []string
+	// Turn is the session's turn the call is in, for its records.
+	Turn int
 }
 
 // Verdict is the policy's answer for one host and port, and why.

@@ -54,6 +54,7 @@ type Question struct {
 // body.
 type Record struct {
 	Tool    string
+	Turn    int    // the call's turn (Call.Turn)
 	Method  string // "CONNECT", or the method of a plain request
 	Host    string
 	Port    int
@@ -246,7 +247,7 @@ func (p *Proxy) handle(st *callState, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.active.Done()
-	rec := Record{Tool: st.call.Tool, Method: r.Method, Secrets: st.call.Secrets, Start: time.Now()}
+	rec := Record{Tool: st.call.Tool, Turn: st.call.Turn, Method: r.Method, Secrets: st.call.Secrets, Start: time.Now()}
 	host, port, err := target(r)
 	if err != nil {
 		w.Header().Set("Connection", "close")
@@ -369,7 +370,7 @@ func (p *Proxy) ask(ctx context.Context, st *callState, host string, port int, r
 		}
 		return p.Policy().Decide(st.call, host, port)
 	}
-	return Verdict{Action: Deny, Rule: "asked: refused", Reason: key + " was refused when asked"}
+	return Verdict{Action: Deny, Rule: "asked: refused", Reason: key + " was refused when asked: " + v.Reason}
 }
 
 // resolve finds host's addresses and keeps those the verdict reaches.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // Resolver finds the addresses to connect to for host:port. The proxy
@@ -49,4 +50,28 @@ func (m StaticResolver) Resolve(_ context.Context, host string, port int) ([]net
 		return []netip.AddrPort{netip.AddrPortFrom(ip, uint16(port))}, nil
 	}
 	return nil, fmt.Errorf("lookup %s: no such host", host)
+}
+
+// TestHostsVar names the setting, in hush's start-up environment, that
+// replaces the system's resolver with a StaticResolver: hush's own
+// end-to-end tests map github.com and evil.example to listeners on
+// 127.0.0.1 with it. Its form is "host:port=address:port,…". No tool can
+// set it: a tool never writes hush's environment.
+const TestHostsVar = "HUSH_TEST_HOSTS"
+
+// ParseStaticResolver reads TestHostsVar's value.
+func ParseStaticResolver(s string) (StaticResolver, error) {
+	m := StaticResolver{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(kv, "=")
+		ap, err := netip.ParseAddrPort(addr)
+		if _, _, e := net.SplitHostPort(name); !ok || e != nil || err != nil {
+			return nil, fmt.Errorf("%s: %q is not host:port=address:port", TestHostsVar, kv)
+		}
+		m[strings.ToLower(name)] = ap
+	}
+	return m, nil
 }
