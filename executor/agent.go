@@ -43,6 +43,9 @@ type Agent struct {
 	Tools    *Registry
 	Gate     Gate
 	Audit    *auditlog.Log
+	// Network is the egress proxy host tools' calls go out through
+	// (network.go); nil leaves them the network their sandbox gives.
+	Network Network
 	// Vault is the ungated vault; tools only ever see it through the gate.
 	Vault SecretReader
 	// Scrub is the session's secret snapshots, shared with its background
@@ -417,6 +420,7 @@ func (a *Agent) toolContext(ctx context.Context, gate Gate, secrets *tools.Secre
 	if a.Policy != nil {
 		tc.Policy = a.Policy(name)
 	}
+	tc.Network = a.Network
 	if t, ok := a.Tools.Get(name); ok {
 		if nv, ok := t.(NoVault); ok && nv.NoVault() {
 			tc.Vault, tc.Secrets = nil, nil

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -83,6 +84,11 @@ type ToolContext struct {
 	// call, beyond its tool.run: the background tool asks tool.keep:
 	// before a process may outlive hush. nil denies.
 	Confirm func(gateID, detail string) (Verdict, error)
+	// Network is the session's egress proxy (network.go); nil leaves host
+	// tools the network their sandbox gives.
+	Network Network
+
+	held []string // the secrets BuildEnv read for this call, by name
 }
 
 // Ask is tc.Confirm, denying when there is none.
@@ -109,7 +115,14 @@ func (tc *ToolContext) BuildEnv(scope []string, extra map[string]string) (tools.
 	}
 	p := tc.Policy
 	p.Scope = scope
-	env, _, err := tc.Ambient.BuildEnv(tools.EnvRequest{Policy: p, Secrets: tc.Secrets, Grant: tc.Vault.Get, Extra: extra})
+	grant := func(name string) (string, error) {
+		v, err := tc.Vault.Get(name)
+		if err == nil && !slices.Contains(tc.held, name) {
+			tc.held = append(tc.held, name)
+		}
+		return v, err
+	}
+	env, _, err := tc.Ambient.BuildEnv(tools.EnvRequest{Policy: p, Secrets: tc.Secrets, Grant: grant, Extra: extra})
 	return env, err
 }
 

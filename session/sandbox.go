@@ -19,14 +19,14 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 	}
 	var err error
 	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.ConstructedWorld() && policy != nil, Required: cfg.Sandbox.Required}
-	if tool == bash.Name || tool == background.Name {
-		switch n := cfg.Tools[tool].Network; n {
-		case "", "host":
-		case "none":
-			sb.NoNetwork = true
-		default:
-			return nil, fmt.Errorf("tools.%s.network = %q: want \"host\" (the default) or \"none\" (only a loopback interface)", tool, n)
+	if tool == bash.Name || tool == background.Name || tool == "mcp" {
+		// "proxy" (the default) is per call: a call's spawn spec asks for
+		// the proxy's network (tools.Spec.Egress, network.go).
+		mode, err := NetworkMode(cfg, tool)
+		if err != nil {
+			return nil, err
 		}
+		sb.NoNetwork = mode == NetworkNone
 	}
 	if sb.Limits, err = hostLimits(cfg.Tools[tool], tool); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func TestHostSandbox(t *testing.T) {
 		t.Errorf("mcp keeps the network (its setting is bash's): %+v, %v", sb, err)
 	}
 	bad := config.Config{Tools: map[string]config.ToolConfig{"background": {Network: "bridge"}}}
-	if _, err := HostSandbox(bad, masks, nil, "background"); err == nil || err.Error() != `tools.background.network = "bridge": want "host" (the default) or "none" (only a loopback interface)` {
+	if _, err := HostSandbox(bad, masks, nil, "background"); err == nil || err.Error() != `tools.background.network = "bridge": want "proxy" (the default: out only through hush's egress proxy), "host" (the host's network, unfiltered) or "none" (only a loopback interface)` {
 		t.Errorf("bad network: %v", err)
 	}
 	if sb, err := HostSandbox(config.Config{Unsafe: config.Unsafe{NoSandbox: true}}, masks, nil, "bash"); sb != nil || err != nil {

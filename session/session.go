@@ -28,6 +28,7 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/telemetry"
 	"github.com/hushcli/hush/executor/transcript"
+	"github.com/hushcli/hush/tools/background"
 	"github.com/hushcli/hush/tools/bash"
 	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/files"
@@ -390,7 +391,22 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		}
 	}
 	instructions := Loaded(ins)
+	var egressNet executor.Network
+	if !cfg.Unsafe.NoSandbox {
+		proxied := map[string]bool{}
+		for _, tool := range []string{bash.Name, background.Name, "mcp"} {
+			if mode, _ := NetworkMode(cfg, tool); mode == NetworkProxy {
+				proxied[tool] = true
+			}
+		}
+		n, err := newNetwork(cfg, opts.Ambient, audit, id, opts.Events, proxied)
+		if err != nil {
+			return nil, err
+		}
+		egressNet = n
+	}
 	agent := &executor.Agent{
+		Network:    egressNet,
 		Provider:   prov,
 		Tools:      reg,
 		Gate:       gate,

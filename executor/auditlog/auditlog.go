@@ -47,6 +47,23 @@ type Entry struct {
 	Decision Decision  `json:"decision"`
 	Source   string    `json:"source"`
 	Rule     string    `json:"rule,omitempty"`
+	// Net is a connection through hush's egress proxy (gate
+	// net.connect:HOST): where to, what the call held, and how much went
+	// each way.
+	Net *Net `json:"net,omitempty"`
+}
+
+// Net is one connection a host tool made through hush's egress proxy. It
+// names secrets; it never holds a value, a path or a body.
+type Net struct {
+	Method   string   `json:"method"`
+	Host     string   `json:"host"`
+	Port     int      `json:"port"`
+	Secrets  []string `json:"secrets,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Sent     int64    `json:"sent"`
+	Received int64    `json:"received"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // appendJSON appends exactly what json.Marshal(e) returns (a test holds
@@ -54,8 +71,8 @@ type Entry struct {
 // reflection cost about 10 µs of each tool call on a cache the tool's
 // process had just evicted.
 func (e Entry) appendJSON(b []byte) ([]byte, error) {
-	if y := e.Time.Year(); y < 0 || y > 9999 {
-		return json.Marshal(e) // for its error
+	if y := e.Time.Year(); y < 0 || y > 9999 || e.Net != nil {
+		return json.Marshal(e) // for its error, or a connection's record
 	}
 	b = append(b, `{"time":"`...)
 	b = e.Time.AppendFormat(b, time.RFC3339Nano)

@@ -10,6 +10,7 @@
 //	text.delta       turn, text
 //	tool.started     turn, call_id, name, arguments (as the model sent them, redacted)
 //	permission       turn (0: an MCP server starting, reported after session.started), gate, subject, decision, source, rule
+//	net.connect      turn, tool, method, host, port, secrets (names), decision, source, rule, reason, sent, received
 //	tool.output      call_id, text
 //	tool.finished    call_id, name, status, exit_code, duration_ms, result
 //	turn.completed   turn, final_text, usage, denied
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/executor"
+	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 )
 
@@ -272,6 +274,38 @@ func (w *Writer) Permission(req executor.Request, v executor.Verdict) {
 		Path     string `json:"path,omitempty"`
 		Diff     string `json:"diff,omitempty"`
 	}{w.head("permission"), req.Turn, req.GateID, req.Subject, string(v.Decision), v.Source, v.Rule, v.Message, req.Path, req.Diff}
+	if !w.started {
+		w.early = append(w.early, ev)
+		return
+	}
+	w.emit(ev)
+}
+
+// NetConnect writes one connection through hush's egress proxy
+// (net.connect), from its audit record: names and counts, never a value.
+func (w *Writer) NetConnect(e auditlog.Entry) {
+	if e.Net == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := struct {
+		header
+		Turn     int      `json:"turn"`
+		Tool     string   `json:"tool"`
+		Method   string   `json:"method"`
+		Host     string   `json:"host"`
+		Port     int      `json:"port"`
+		Secrets  []string `json:"secrets,omitempty"`
+		Decision string   `json:"decision"`
+		Source   string   `json:"source"`
+		Rule     string   `json:"rule,omitempty"`
+		Reason   string   `json:"reason,omitempty"`
+		Sent     int64    `json:"sent"`
+		Received int64    `json:"received"`
+		Error    string   `json:"error,omitempty"`
+	}{w.head("net.connect"), e.Turn, e.Tool, e.Net.Method, e.Net.Host, e.Net.Port, e.Net.Secrets, string(e.Decision), e.Source, e.Rule,
+		e.Net.Reason, e.Net.Sent, e.Net.Received, e.Net.Error}
 	if !w.started {
 		w.early = append(w.early, ev)
 		return

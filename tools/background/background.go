@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -99,6 +100,10 @@ type Spec struct {
 	// Keep lets the process outlive hush. Its output then goes straight
 	// to its log file, which hush cannot scrub or rotate.
 	Keep bool
+	// Egress serves the process's egress proxy (tools.Spec.Egress); nil
+	// leaves it the network its sandbox gives. A kept process loses its
+	// way out when hush exits.
+	Egress func(context.Context, net.Listener)
 }
 
 // State is where a process is in its life.
@@ -220,7 +225,7 @@ func (m *Manager) Start(spec Spec) (Info, error) {
 	cmd, err := tools.Command(context.Background(), tools.Spec{
 		Path: "bash", Args: []string{"-c", tools.StopOnTerm + spec.Script}, Dir: spec.Dir, Env: spec.Env,
 		Stdout: out, Stderr: out, Secrets: spec.Secrets, Outlive: spec.Keep, KillGrace: m.opts.KillGrace,
-		Sandbox: m.opts.Sandbox,
+		Sandbox: m.opts.Sandbox, Egress: spec.Egress,
 	})
 	if err == nil {
 		err = cmd.Start()
