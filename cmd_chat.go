@@ -310,6 +310,7 @@ func (c chatLoop) Terminal(tty *os.File) (os.Signal, error) {
 		Tools:        func() []ui.ToolInfo { return c.toolInfo(agent) },
 		Instructions: c.instructions,
 		Redact:       c.Redact,
+		LineForms:    c.Ambient["ACCESSIBLE"] != "",
 	})
 	prompter := chat.Host(&wizard.Prompter{In: tty, Out: c.Stdout, Accessible: c.Ambient["ACCESSIBLE"] != "", NoColor: c.Ambient["NO_COLOR"] != ""})
 	agent, closeFn, err := c.Start(prompter, chat)

@@ -58,8 +58,10 @@ type fakeModel struct {
 	// the number of model answers after it, so a resumed session gets the
 	// step its new turn needs.
 	stepFor func(prompt string, answers int) (step, bool)
-	// models, if set, is served as GET /v1/models (else 404).
-	models []string
+	// models, if set, is served as GET /v1/models (else 404), after
+	// modelsDelay.
+	models      []string
+	modelsDelay time.Duration
 }
 
 func newFakeModel(t *testing.T, steps ...step) *fakeModel {
@@ -94,6 +96,7 @@ func (f *fakeModel) Requests() int {
 
 func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/v1/models" && f.models != nil {
+		time.Sleep(f.modelsDelay)
 		var data []map[string]string
 		for _, m := range f.models {
 			data = append(data, map[string]string{"id": m, "object": "model"})

@@ -26,6 +26,7 @@ import (
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/redact"
+	"github.com/hushcli/hush/vault"
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
 )
@@ -64,6 +65,10 @@ type Config struct {
 	// means the word names no file). Either may be nil.
 	Files  func(ctx context.Context) ([]string, error)
 	Attach func(path string) (string, error)
+	// LineForms: the forms Suspend runs read lines (ACCESSIBLE), so the
+	// terminal is handed to them in line mode; else out of it, as a
+	// full-screen form reads keys.
+	LineForms bool
 	// Editor, if set, is the user's editor on file, for Ctrl-G: built by
 	// the spawn layer, run in the foreground with the terminal.
 	Editor func(file string) (*exec.Cmd, error)
@@ -483,7 +488,16 @@ func (c *Chat) Suspend(fn func()) error {
 	if err := c.prog.ReleaseTerminal(); err != nil {
 		return err
 	}
+	// Released, the terminal is back in line mode until fn's form takes
+	// it: what is typed meanwhile (while the model list loads, say) would
+	// be echoed and its Enter lost. Forms that read keys get it out of
+	// line mode at once.
+	restore := func() {}
+	if !c.cfg.LineForms {
+		restore = vault.ReadKeys(int(c.cfg.In.Fd()))
+	}
 	fn()
+	restore()
 	err := c.prog.RestoreTerminal()
 	c.send(suspendMsg{on: false})
 	return err

@@ -184,18 +184,25 @@ func (m *model) instructionsLine() string {
 // pickModel is /model without a name: the server's models as a picker;
 // the one picked is used from the next turn.
 func (c *Chat) pickModel(ctx context.Context, current string) error {
-	models, err := c.cfg.ListModels(ctx)
+	// The list is loaded with the terminal already handed to the picker:
+	// what is typed while the server answers (a filter, Down, Enter) is
+	// the picker's, not the chat editor's.
+	var models []string
+	var picked string
+	var err, perr error
+	if serr := c.Suspend(func() {
+		if models, err = c.cfg.ListModels(ctx); err == nil && len(models) > 0 {
+			picked, perr = c.cfg.PickModel(ctx, models, current)
+		}
+	}); serr != nil {
+		return serr
+	}
 	if err != nil {
 		return err
 	}
 	if len(models) == 0 {
 		c.print("model: " + outbuf.Sanitize(current) + c.st.dim.Render(" — the server lists no models; /model NAME switches"))
 		return nil
-	}
-	var picked string
-	var perr error
-	if err := c.Suspend(func() { picked, perr = c.cfg.PickModel(ctx, models, current) }); err != nil {
-		return err
 	}
 	if perr != nil || picked == "" || picked == current {
 		c.print("model: " + outbuf.Sanitize(current) + c.st.dim.Render(" (unchanged)"))

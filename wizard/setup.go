@@ -109,6 +109,12 @@ var errBack = errors.New("back")
 // one step, keeping every answer; a server that cannot be reached (asked
 // at a terminal) goes back to the URL.
 func (s *Setup) Run(ctx context.Context) (Answers, error) {
+	if !s.Accessible && s.Terminal {
+		// Out of line mode from the first question to the last, also
+		// while an answer is checked between two forms: what is typed
+		// then is the next form's, neither echoed nor its Enter lost.
+		defer keysToForm(s.In)()
+	}
 	in := s.In
 	if s.Accessible && !s.Terminal {
 		// huh's line prompts each wrap the reader in a fresh bufio.Scanner;
