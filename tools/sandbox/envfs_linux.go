@@ -4,6 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -269,3 +275,205 @@ var fuseUsable = sync.OnceValue(func() error {
 // FuseStatus says whether the .env layer is available to this hush: nil,
 // or why not, in one sentence.
 func FuseStatus() error { return fuseUsable() }
+
+// envPlan is the .env layer of one constructed world: the project (its
+// path inside and its host path), the directories of it that go through
+// the layer — the project itself and every directory on the way to one
+// holding a .env-family name — and each other subdirectory of theirs,
+// bound through on top of the layer.
+type envPlan struct {
+	root, src string
+	served    []string    // the directories the layer serves, parents first
+	binds     [][2]string // path inside, host source
+}
+
+// planEnvLayer plans the layer from the view's project and the mask
+// walk's .env-family finds; nil when the project holds none.
+func planEnvLayer(view []Entry, masks []Mask) *envPlan {
+	var p envPlan
+	for _, e := range view {
+		if e.Mode == Hidden && len(e.Names) > 0 {
+			p.root = e.Path
+		}
+	}
+	for _, e := range view {
+		if p.root != "" && e.Path == p.root && e.Mode == ReadWrite && e.Source != "" {
+			p.src = e.Source
+		}
+	}
+	if p.src == "" {
+		return nil
+	}
+	served := map[string]bool{}
+	for _, m := range masks {
+		if m.Reason != ReasonDotEnv || !envHidden(filepath.Base(m.Path)) {
+			continue // a link's target outside the family keeps its mask
+		}
+		if _, ok := below(m.Path, p.root); !ok {
+			continue
+		}
+		for d := filepath.Dir(m.Path); within(d, p.root) && !served[d]; d = filepath.Dir(d) {
+			served[d] = true
+		}
+	}
+	if len(served) == 0 {
+		return nil
+	}
+	dirs := make([]string, 0, len(served))
+	for d := range served {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return pathLess(dirs[i], dirs[j]) })
+	p.served = dirs
+	for _, d := range dirs {
+		rel, _ := below(d, p.root)
+		host := filepath.Join(p.src, rel)
+		ents, err := os.ReadDir(host)
+		if err != nil {
+			continue // the layer serves it whole
+		}
+		for _, e := range ents {
+			inside := filepath.Join(d, e.Name())
+			if !e.IsDir() || envHidden(e.Name()) || served[inside] {
+				continue
+			}
+			p.binds = append(p.binds, [2]string{inside, filepath.Join(host, e.Name())})
+		}
+	}
+	return &p
+}
+
+// envSock is where the child finds the socket to hush's server
+// (hush_sb_envfs_place in envfs.c).
+const envSock = "3"
+
+// envServer is one sandboxed child's .env layer: the socket on which the
+// child hands hush the FUSE device once it has mounted it (the kernel
+// takes a device for a mount only from a process of the mount's user
+// namespace, so the child opens it), and the goroutine that serves it.
+type envServer struct {
+	conn  *net.UnixConn // hush's end
+	child int           // the child's end, in hush's table until the spawn returns
+	once  sync.Once
+	done  chan struct{} // closed when the server has stopped
+}
+
+// startEnvFS starts the goroutine that serves the layer over the host
+// directory dir once the child has mounted it and sent the device. The
+// child's end (childFD) must be closed once the child has its own copy
+// (closeChild); stop once the child has exited.
+func startEnvFS(dir string) (*envServer, error) {
+	root, err := newEnvRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the .env layer over %s: %w", dir, err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the .env layer: socketpair: %w", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "hush-envfs")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, fmt.Errorf("sandbox: the .env layer: %w", err)
+	}
+	s := &envServer{conn: c.(*net.UnixConn), child: fds[1], done: make(chan struct{})}
+	go s.serve(root)
+	return s, nil
+}
+
+func (s *envServer) serve(root *envNode) {
+	defer close(s.done)
+	buf := make([]byte, 8)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := s.conn.ReadMsgUnix(buf, oob)
+	if err != nil || oobn == 0 {
+		return // the child ended before it mounted the layer: nobody asks
+	}
+	fd := -1
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) == 1 {
+		if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) == 1 {
+			fd = fds[0]
+		}
+	}
+	if fd < 0 {
+		return
+	}
+	opts := envOptions()
+	srv, err := fuse.NewServer(fs.NewNodeFS(root, opts), "/dev/fd/"+strconv.Itoa(fd), &opts.MountOptions)
+	if err != nil {
+		// The kernel's INIT went unanswered: the child's set-up fails
+		// on its first lookup below the layer.
+		unix.Close(fd)
+		return
+	}
+	// Until the mount's end: with the namespace's last reference gone,
+	// the kernel ends the connection, the reads fail with ENODEV, and
+	// Serve closes the device.
+	srv.Serve()
+}
+
+// closeChild closes hush's copy of the child's end, once the child has
+// its own (the spawn has returned).
+func (s *envServer) closeChild() {
+	if s.child >= 0 {
+		unix.Close(s.child)
+		s.child = -1
+	}
+}
+
+// stop is called once the child has exited (or never ran): a layer that
+// was never mounted stops at once; a mounted one when its mount goes.
+func (s *envServer) stop() {
+	s.closeChild()
+	s.once.Do(func() { s.conn.Close() })
+}
+
+// What the .env layer gives, as `hush sandbox show` and `hush audit` say it.
+const (
+	envLayerOn = "the project's .env family does not exist in the tool's world (the .env layer, a FUSE file system hush serves): " +
+		"an editor's save by rename does not show it to a running background process or MCP server"
+	envLayerOff = "each .env is hidden by a bind mount, which an editor's save by rename detaches: " +
+		"a running background process or MCP server then reads the new file"
+)
+
+// envLayerProtection is the dotenv-rename protection on this machine.
+func envLayerProtection() Protection {
+	if err := FuseStatus(); err != nil {
+		return Protection{Name: ProtectDotEnvRename, Why: envLayerOff + " (" + err.Error() +
+			"; a FUSE device the user may open, as distributions' /dev/fuse is, mode 0666, gives the layer)"}
+	}
+	return Protection{Name: ProtectDotEnvRename, On: true, Why: envLayerOn}
+}
+
+// RenderEnvLayer prints, for `hush sandbox show`, which directories of
+// the project the .env layer serves and which are bound through, or why
+// the .env files are bind masks instead.
+func RenderEnvLayer(w io.Writer, sb *Config) {
+	if sb == nil || sb.Policy == nil || !sb.Constructed {
+		return
+	}
+	masks, err := sb.Masks.Masks()
+	if err != nil {
+		return
+	}
+	if err := FuseStatus(); err != nil {
+		fmt.Fprintf(w, "# the .env family: bind masks, not the .env layer (%v): %s\n", err, envLayerOff)
+		return
+	}
+	p := planEnvLayer(sb.Policy.View(), masks)
+	if p == nil {
+		fmt.Fprintln(w, "# the .env layer: not needed now (the project holds no .env-family file); a call after one appears gets it")
+		return
+	}
+	fmt.Fprintf(w, "# the .env layer: %s\n", envLayerOn)
+	fmt.Fprintln(w, "#   through the layer (a change made outside shows within a second; no inotify events for it):")
+	for _, d := range p.served {
+		fmt.Fprintf(w, "      %s\n", d)
+	}
+	fmt.Fprintf(w, "#   bound through on top, as on the host (%d): each other subdirectory of those\n", len(p.binds))
+	for _, b := range p.binds {
+		fmt.Fprintf(w, "      %s\n", b[0])
+	}
+}

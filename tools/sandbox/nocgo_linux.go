@@ -14,9 +14,10 @@ const sandboxInitBuilt = false
 
 // Direct is never made without cgo: the sandbox is off (Status).
 type Direct struct {
-	prog string
-	plan []byte
-	ctx  context.Context
+	prog   string
+	envDir string
+	plan   []byte
+	ctx    context.Context
 	// proxy is never served: without cgo Status says the sandbox is off.
 	proxy bool
 }

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "envfs.h"
 #include "limits.h"
 #include "sandbox.h"
 
@@ -466,8 +467,9 @@ static int hush_sb_mountpoint(const char *src, const char *dst) {
 // parents first, each a kind letter, the path inside, NUL, an argument,
 // NUL — r/w a bind of the host path (read-only or as it is), l a symbolic
 // link, t a fresh tmpfs (the argument its mode), d the minimal /dev, p the
-// mount point of the namespace's own /proc, h a path taken out of a listed
-// directory (an empty read-only file or directory over it). Nothing of
+// mount point of the namespace's own /proc, e the .env layer (envfs.c;
+// the argument: the socket to hush and the FUSE device), h a path taken
+// out of a listed directory (an empty read-only file or directory over it). Nothing of
 // the host exists in the new root but what a record binds there.
 static void hush_sb_world(const char *rec, const char *end, int root) {
 	if (mount("tmpfs", HUSH_SB_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
@@ -549,6 +551,13 @@ static void hush_sb_world(const char *rec, const char *end, int root) {
 			break;
 		case 'p':
 			break; // made above
+		case 'e':
+			// The .env layer over the project (envfs.c), before the
+			// project's subdirectories bound through on top of it.
+			if (hush_sb_envfs_mount(dst, arg) != 0) {
+				hush_sb_die("mount the .env layer on", path);
+			}
+			break;
 		case 'h': {
 			struct stat st;
 			if (lstat(dst, &st) != 0) {
@@ -1034,6 +1043,7 @@ struct hush_sb_spawn_args {
 	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
 	int world; // the masks part is the world's records (hush_sb_world)
+	int envfs; // the socket to hush's .env layer server (envfs.c), or -1
 	const char *masks, *end; // the masks part of a plan
 	const char *flags;       // the plan's flags word
 	uid_t uid;
@@ -1093,7 +1103,13 @@ static int hush_sb_spawn_child(void *p) {
 	if (tfd >= 0 && (tfd = dup3(tfd, 3, O_CLOEXEC)) < 0) {
 		_exit(HUSH_SB_FAIL);
 	}
-	syscall(436, tfd >= 0 ? 4U : 3U, ~0U, 0U); // close_range
+	// The socket to hush's .env layer server, at 3, as the plan says
+	// (world mode: no template).
+	int above = tfd < 0 ? hush_sb_envfs_place(a->envfs) : -1;
+	if (a->envfs >= 0 && above < 0) {
+		_exit(HUSH_SB_FAIL);
+	}
+	syscall(436, above > 0 ? (unsigned)above : tfd >= 0 ? 4U : 3U, ~0U, 0U); // close_range
 	if (setsid() < 0) {
 		hush_sb_die("setsid", NULL);
 	}
@@ -1128,7 +1144,7 @@ static int hush_sb_spawn_child(void *p) {
 // a reference to the child's mount namespace (or -1), which the caller
 // closes once the child has been waited for.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int *nsfd, int *pfd) {
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd) {
 	*nsfd = -1;
 	*pfd = -1;
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
@@ -1147,6 +1163,7 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.pfd = -1;
 	a.net = strchr(flags, 'N') != NULL || pport > 0;
 	a.world = strchr(flags, 'W') != NULL;
+	a.envfs = envfs;
 	a.flags = flags;
 	a.masks = flags + strlen(flags) + 1;
 	a.end = plan + len;

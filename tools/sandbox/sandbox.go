@@ -94,6 +94,10 @@ const (
 	ProtectLifetime = "lifetime"
 	ProtectAbstract = "abstract-sockets"
 	ProtectNetwork  = "network-namespace"
+	// ProtectDotEnvRename: the .env layer (envfs_linux.go) hides the
+	// project's .env family even from a tool that outlives an editor's
+	// rename save; off where hush may open no FUSE device.
+	ProtectDotEnvRename = "dotenv-rename"
 	// Where the kernel refuses the namespaces, the Landlock world's
 	// (landlockProtections).
 	ProtectLandlockView = "landlock-view"
@@ -154,6 +158,9 @@ func protections(ns bool, reason string, landlock int) []Protection {
 		off(ProtectNoPrivs, "no setuid or file-capability gain"),
 		off(ProtectLifetime, "everything the tool starts dies with the call and with hush"),
 		off(ProtectNetwork, "a tool whose network is off gets only a loopback interface"),
+	}
+	if ns {
+		ps = append(ps, envLayerProtection())
 	}
 	switch {
 	case !ns:

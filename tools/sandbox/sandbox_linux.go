@@ -55,18 +55,30 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 	}
 	flags := sandboxFlags(cfg.NoNetwork || cfg.Proxy) + cfg.Limits.flags()
 	var plan []byte
+	direct := cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil
+	envDir := ""
 	if cfg.Constructed && cfg.Policy != nil {
 		if t := cfg.Policy.opts.Tmp; t != "" {
 			if err := ensureTmp(t); err != nil {
 				return nil, err
 			}
 		}
-		plan = planWorld(flags+"W", cfg.Policy.view(), masks)
+		view := cfg.Policy.view()
+		// The .env layer (envfs_linux.go) where hush may open FUSE, for a
+		// child hush_sb_spawn starts; otherwise each .env is masked.
+		var env *envPlan
+		if direct && FuseStatus() == nil {
+			env = planEnvLayer(view, masks)
+		}
+		plan = planWorld(flags+"W", view, masks, env)
+		if env != nil {
+			envDir = env.src
+		}
 	} else {
 		plan = planBytes(flags, masks)
 	}
-	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil {
-		return &Direct{ctx: ctx, prog: prog, plan: plan, proxy: cfg.Proxy && !cfg.NoNetwork}, nil
+	if direct {
+		return &Direct{ctx: ctx, prog: prog, plan: plan, envDir: envDir, proxy: cfg.Proxy && !cfg.NoNetwork}, nil
 	}
 	cache := &planCache
 	if cfg.Masks != nil {
@@ -84,8 +96,10 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 // in sandbox.c reads it): magic, flags, then one record per entry — a
 // kind letter and the path inside, NUL, an argument, NUL. The project's
 // .env-family files, found by the mask list's walk (masks), are hidden
-// one by one, as are the view's other Hidden paths.
-func planWorld(flags string, view []Entry, masks []Mask) []byte {
+// one by one, as are the view's other Hidden paths — or, with env, by the
+// .env layer mounted over the project ('e'), its other subdirectories
+// bound through on top right after it, before anything inside them.
+func planWorld(flags string, view []Entry, masks []Mask, env *envPlan) []byte {
 	var b bytes.Buffer
 	b.WriteString("HUSHSB1\x00")
 	b.WriteString(flags)
@@ -121,9 +135,18 @@ func planWorld(flags string, view []Entry, masks []Mask) []byte {
 			rec('r', e.Path, e.Source)
 		case e.Mode == ReadWrite || e.Mode == Private:
 			rec('w', e.Path, e.Source)
+			if env != nil && e.Path == env.root && e.Source == env.src {
+				rec('e', env.root, envSock+":"+FuseDevice)
+				for _, b := range env.binds {
+					rec('w', b[0], b[1])
+				}
+			}
 		}
 	}
 	for _, m := range masks {
+		if env != nil && envHidden(filepath.Base(m.Path)) {
+			continue // not in the layer
+		}
 		for _, e := range names {
 			if rel, ok := below(m.Path, e.Path); ok && m.Reason == ReasonDotEnv && MatchProjectMask(e.Names, rel) {
 				rec('h', m.Path, "")

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"runtime"
@@ -41,3 +42,11 @@ func watchedTmpBuses() ([]string, bool) { return nil, false }
 
 // Proxied is never called: Prepare returns no Direct here.
 func (*Direct) Proxied() bool { return false }
+
+// envLayerProtection: the .env layer is Linux's (envfs_linux.go).
+func envLayerProtection() Protection {
+	return Protection{Name: ProtectDotEnvRename, Why: "no .env layer on " + runtime.GOOS}
+}
+
+// RenderEnvLayer: no .env layer here.
+func RenderEnvLayer(io.Writer, *Config) {}

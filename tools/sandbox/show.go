@@ -53,6 +53,7 @@ func Render(w io.Writer, tool string, sb *Config, st State) error {
 	if sb.Policy != nil && sb.Constructed {
 		fmt.Fprintln(w, "# the tool's world, built from this list: nothing else of this machine is in it")
 		RenderView(w, sb.Policy.View())
+		RenderEnvLayer(w, sb) // envfs_linux.go
 		return nil
 	}
 	if sb.Policy != nil {

@@ -104,6 +104,9 @@ type Direct struct {
 	plan []byte
 	ll   *landlockRun // the Landlock world instead of the plan (landlock_linux.go)
 
+	envDir string     // the host project the .env layer serves, or ""
+	env    *envServer // that layer's server, from Start to Wait
+
 	parentEnds []*os.File // closed after Wait
 	nsfd       int        // the child's mount namespace, or -1: closed after Wait
 	proxy      bool       // a listener for the egress proxy inside the child's network (Config.Proxy)
@@ -130,6 +133,9 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		if err != nil {
 			for _, f := range d.parentEnds {
 				f.Close()
+			}
+			if d.env != nil {
+				d.env.stop()
 			}
 		}
 	}()
@@ -221,6 +227,13 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 	if !sandboxNoTemplate.Load() {
 		tmpl = sandboxTemplate()
 	}
+	envSock := -1
+	if d.envDir != "" {
+		if d.env, err = startEnvFS(d.envDir); err != nil {
+			return err
+		}
+		envSock = d.env.child
+	}
 	var nsfd, pfd C.int
 	pport := 0
 	if d.proxy {
@@ -234,9 +247,12 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		pid, nsfd = d.ll.spawn(path, &argv[0], &envp[0], dir, fds, pdeathsig), -1
 	} else {
 		pid = C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), &nsfd, &pfd)
+			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), C.int(envSock), &nsfd, &pfd)
 	}
 	spawnLock.Unlock()
+	if d.env != nil {
+		d.env.closeChild()
+	}
 	d.nsfd = int(nsfd)
 	runtime.KeepAlive(fds)
 	if pid < 0 {
@@ -281,6 +297,11 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 // would.
 func (d *Direct) Wait(c *exec.Cmd) error {
 	err := c.Wait() // the process: sets ProcessState, an *exec.ExitError
+	if d.env != nil {
+		// A layer never mounted stops now; a mounted one when the
+		// namespace's end (below) unmounts it.
+		d.env.stop()
+	}
 	if d.listener != nil {
 		d.listener.Close() // ends the proxy's Serve, if it still runs
 	}
