@@ -266,3 +266,88 @@ func TestSessionsListSkipsAFIFOAndADevice(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedSecretChoicesInChat: a chat prompt holding a vault value asks
+// first. Enter sends the redacted form: the raw request the model
+// received holds the placeholder and not the value. e puts the prompt
+// back in the editor and sends nothing; the prompt edited there is what
+// the model gets. After either, no file under the data dir but the vault
+// holds the value's raw bytes. (a, sending it as typed, and its positive
+// control are TestTypedSecretsNeverReachTheDataDir's.)
+func TestTypedSecretChoicesInChat(t *testing.T) {
+	t.Parallel()
+	for _, choice := range []string{"enter", "edit"} {
+		t.Run(choice, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			canary := w.canaries["vault"]
+			model := newRoutedModel(t, func(prompt string, k int) (step, bool) {
+				return step{text: "answered: " + prompt + "."}, true
+			})
+			chatConfig(w, model)
+			tm := startPTY(t, w, "chat")
+			tm.expect("› ", 20*time.Second)
+			tm.send("deploy with " + canary + "\r")
+			tm.expect("your message contains the value of VAULT_CANARY — send [REDACTED:VAULT_CANARY] instead (Enter), send it as typed (a), or edit (e)", 20*time.Second)
+			switch choice {
+			case "enter":
+				tm.send("\r")
+				tm.expect("answered: deploy with [REDACTED:VAULT_CANARY].", 20*time.Second)
+			case "edit":
+				tm.send("e")
+				time.Sleep(500 * time.Millisecond)
+				if n := model.Requests(); n != 0 {
+					t.Fatalf("e sent the prompt (%d requests)", n)
+				}
+				tm.send(strings.Repeat("\x7f", len(canary)) + "the staging key\r") // Backspace over the value
+				tm.expect("answered: deploy with the staging key.", 20*time.Second)
+			}
+			tm.quit()
+			body := model.Received()
+			if model.Requests() != 1 {
+				t.Errorf("%d requests, want 1", model.Requests())
+			}
+			if strings.Contains(body, canary) {
+				t.Error("the model received the typed value")
+			}
+			want := map[string]string{"enter": "deploy with [REDACTED:VAULT_CANARY]", "edit": "deploy with the staging key"}[choice]
+			if !strings.Contains(body, want) {
+				t.Errorf("the request holds no %q:\n%s", want, messagesOf(model.lastBody()))
+			}
+			vaultFile := filepath.Join(w.dataDir, "vault.env")
+			for label, v := range w.canaries {
+				for _, f := range dataDirHolds(t, w.dataDir, v) {
+					if f != vaultFile {
+						t.Errorf("%s holds the %s canary", f, label)
+					}
+				}
+			}
+			if found := dataDirHolds(t, w.dataDir, want); len(found) == 0 {
+				t.Errorf("no file of the data dir holds the prompt sent (%q): the scan read nothing", want)
+			}
+		})
+	}
+}
+
+// TestHistoryProblemsFindsWhatProvidersRefuse is the positive control of
+// the resume tests' check (historyProblems): each history a provider
+// refuses is reported, and a valid one is not.
+func TestHistoryProblemsFindsWhatProvidersRefuse(t *testing.T) {
+	t.Parallel()
+	const call = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]}`
+	for _, c := range []struct {
+		name, messages string
+		bad            bool
+	}{
+		{"valid", `{"role":"user","content":"a"},` + call + `,{"role":"tool","tool_call_id":"c1","content":"out"},{"role":"assistant","content":"done"},{"role":"user","content":"b"}`, false},
+		{"unanswered call", `{"role":"user","content":"a"},` + call + `,{"role":"user","content":"b"}`, true},
+		{"result without a call", `{"role":"user","content":"a"},{"role":"tool","tool_call_id":"c9","content":"out"}`, true},
+		{"result of another call", `{"role":"user","content":"a"},` + call + `,{"role":"tool","tool_call_id":"c2","content":"out"}`, true},
+		{"two prompts in a row", `{"role":"user","content":"a"},{"role":"user","content":"b"}`, true},
+	} {
+		p := historyProblems(t, `{"model":"m","messages":[`+c.messages+`]}`)
+		if (len(p) > 0) != c.bad {
+			t.Errorf("%s: problems %q", c.name, p)
+		}
+	}
+}
