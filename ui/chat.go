@@ -1180,31 +1180,50 @@ func pendingTail(p string) string {
 
 func (m *model) statusLine() string {
 	dir := m.c.shortDir()
-	parts := []string{m.modelName, dir, "sandbox " + m.c.cfg.Sandbox}
+	sandbox := "sandbox " + m.c.cfg.Sandbox
+	turn, cached, session, cost := "", "", "", ""
 	if m.sessIn+m.sessOut > 0 {
-		t := fmt.Sprintf("turn %s in / %s out", count(m.turnIn), count(m.turnOut))
+		turn = fmt.Sprintf("turn %s in / %s out", count(m.turnIn), count(m.turnOut))
 		if m.turnCached > 0 {
-			t += fmt.Sprintf(" (%s cached)", count(m.turnCached))
+			cached = fmt.Sprintf(" (%s cached)", count(m.turnCached))
 		}
-		parts = append(parts, t, "session "+count(m.sessIn+m.sessOut)+" tokens")
+		session = "session " + count(m.sessIn+m.sessOut) + " tokens"
 	}
 	if m.costSeen {
-		parts = append(parts, fmt.Sprintf("$%.4f", m.cost))
+		cost = fmt.Sprintf("$%.4f", m.cost)
 	}
-	// Too wide for the terminal: the directory gives way (to its last
-	// element, then entirely) before a count is cut mid-number.
+	line := func() string {
+		parts := []string{m.modelName}
+		for _, p := range []string{dir, sandbox, turn + cached, session, cost} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		return strings.Join(parts, " · ")
+	}
+	// Too wide for the terminal: parts give way whole, never a count cut
+	// mid-number by the renderer — the directory (to its last element,
+	// then entirely), the cached count, the sandbox word, then the counts
+	// from the last.
 	w := int(m.c.width.Load())
-	for _, short := range []string{"…/" + filepath.Base(dir), ""} {
-		if w <= 0 || ansi.StringWidth(strings.Join(parts, " · ")) <= w || dir == "" {
-			break
-		}
-		if short == "" {
-			parts = append(parts[:1], parts[2:]...)
-			break
-		}
-		parts[1] = short
+	steps := []func(){
+		func() { dir = "…/" + filepath.Base(dir) },
+		func() { dir = "" },
+		func() { cached = "" },
+		func() { sandbox = "" },
+		func() { cost = "" },
+		func() { session = "" },
+		func() { turn = "" },
 	}
-	return m.c.st.status.Render(strings.Join(parts, " · "))
+	s := line()
+	for _, step := range steps {
+		if w <= 0 || ansi.StringWidth(s) <= w {
+			break
+		}
+		step()
+		s = line()
+	}
+	return m.c.st.status.Render(s)
 }
 
 // elapsed is the spinner's clock: "12s", "3m 05s".

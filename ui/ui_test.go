@@ -95,14 +95,17 @@ func TestStatusLineSumsUsageAndCost(t *testing.T) {
 	if got != want {
 		t.Errorf("status line %q, want %q", got, want)
 	}
-	// Narrower than the line: the directory gives way, never a count.
+	// Narrower than the line: parts give way whole, the directory first,
+	// never a count cut mid-number.
 	for _, w := range []struct {
 		width int
 		want  string
 	}{
 		{86, want},
 		{85, "m · sandbox on · turn 250 in / 25 out (64 cached) · session 275 tokens · $0.0012"},
-		{60, "m · sandbox on · turn 250 in / 25 out (64 cached) · session 275 tokens · $0.0012"},
+		{60, "m · turn 250 in / 25 out · session 275 tokens · $0.0012"},
+		{50, "m · turn 250 in / 25 out · session 275 tokens"},
+		{40, "m · turn 250 in / 25 out"},
 	} {
 		c.width.Store(int64(w.width))
 		if got := stripANSI(m.statusLine()); got != w.want {
