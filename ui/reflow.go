@@ -21,8 +21,8 @@ import (
 // there down.
 //
 // A terminal that does not reflow (xterm) keeps one row per line; there
-// the clearing starts above the live area and takes that many printed
-// rows off the screen (the scrollback above the screen keeps them).
+// the clearing starts above the live area and blanks as many rows of the
+// conversation above it as the narrowing would have added.
 type reflowOut struct {
 	w   io.Writer
 	mu  sync.Mutex
