@@ -358,9 +358,7 @@ func (t Tool) createError(tc *executor.ToolContext, root string, err error) erro
 	if errors.Is(err, ErrNoImage) {
 		return t.noImage(EngineEnv(tc.Ambient))
 	}
-	msg := err.Error()
-	if strings.Contains(msg, "invalid mount config") || strings.Contains(msg, "bind source path does not exist") ||
-		strings.Contains(msg, "error mounting") || (strings.Contains(msg, "mount") && strings.Contains(msg, "no such file")) {
+	if msg, ok := mountRefused(err); ok {
 		remote := ""
 		if h := tc.Ambient.DockerHost(); h != "" && !strings.HasPrefix(h, "unix://") {
 			remote = " (with a remote DOCKER_HOST, the project and hush's data dir must exist at the same paths on the engine's machine)"
@@ -368,6 +366,24 @@ func (t Tool) createError(tc *executor.ToolContext, root string, err error) erro
 		return fmt.Errorf("the Docker engine cannot mount the project %s at %s: %s%s", root, Workdir, oneLine(msg), remote)
 	}
 	return engineError("run the container", err)
+}
+
+// mountRefused reports whether err is the engine refusing the container's
+// bind mounts, with the engine's message. The Engine API answers a refused
+// create or start with a status (400 or 500, as for other faults) and a
+// message, no code: the daemon's words, only in its reply (*apiError), are
+// all there is to tell a mount apart (TestMountRefused).
+func mountRefused(err error) (string, bool) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return "", false
+	}
+	msg := ae.message
+	if strings.Contains(msg, "invalid mount config") || strings.Contains(msg, "bind source path does not exist") ||
+		strings.Contains(msg, "error mounting") || (strings.Contains(msg, "mount") && strings.Contains(msg, "no such file")) {
+		return msg, true
+	}
+	return "", false
 }
 
 // EngineEnv is what NewClient reads of a tool's ambient view: DOCKER_HOST

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -176,7 +177,7 @@ func (e *Engine) Ping(ctx context.Context) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	if resp.StatusCode == http.StatusBadRequest && bytes.Contains(body, []byte("HTTPS server")) {
-		return errors.New("the engine speaks TLS and was asked without TLS")
+		return errTLSRequired
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("ping: the engine answered %s", resp.Status)
@@ -198,6 +199,10 @@ func (e *Engine) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// errTLSRequired is Ping's error for an engine that answered plain HTTP
+// with its "client sent an HTTP request to an HTTPS server".
+var errTLSRequired = errors.New("the engine speaks TLS and was asked without TLS")
 
 // ErrEngineTooOld is wrapped by Ping when the engine's API is older than
 // the one hush needs: upgrading Docker, not starting it, is the remedy.
@@ -481,11 +486,10 @@ func ping(ctx context.Context, cli *Engine, ambient map[string]string) error {
 
 func noEngine(ambient map[string]string, err error) error {
 	host := shownHost(EngineHost(ambient))
-	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "permission denied"):
+	case errors.Is(err, fs.ErrPermission): // EACCES dialling the socket
 		return fmt.Errorf("%w: permission denied on %s; add your user to the docker group (or use rootless Docker and set DOCKER_HOST to its socket)", ErrNoEngine, host)
-	case strings.Contains(msg, "without TLS"):
+	case errors.Is(err, errTLSRequired):
 		return fmt.Errorf("%w at %s over plain HTTP (it may require TLS); set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to your client certificates", ErrNoEngine, host)
 	}
 	if ambient[envHost] == "" {

@@ -2,9 +2,12 @@ package dockerbash
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -296,13 +299,38 @@ func TestNoEngineSentences(t *testing.T) {
 	}{
 		{map[string]string{}, base, "no Docker engine answers at unix:///var/run/docker.sock; start one (`sudo systemctl start docker`, or `sudo dockerd &`) or set DOCKER_HOST to a running engine"},
 		{map[string]string{"DOCKER_HOST": "tcp://u:hunter22@h:2375"}, base, "no Docker engine answers at DOCKER_HOST=tcp://u:xxxxx@h:2375; start that engine or point DOCKER_HOST at a running one"},
-		{map[string]string{}, errors.New("permission denied while trying to connect"), "no Docker engine answers: permission denied on unix:///var/run/docker.sock; add your user to the docker group (or use rootless Docker and set DOCKER_HOST to its socket)"},
-		{map[string]string{"DOCKER_HOST": "tcp://h:2376"}, errors.New("malformed HTTP response.\n* Are you trying to connect to a TLS-enabled daemon without TLS?"), "no Docker engine answers at tcp://h:2376 over plain HTTP (it may require TLS); set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to your client certificates"},
+		{map[string]string{}, &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.EACCES)}, "no Docker engine answers: permission denied on unix:///var/run/docker.sock; add your user to the docker group (or use rootless Docker and set DOCKER_HOST to its socket)"},
+		{map[string]string{"DOCKER_HOST": "tcp://h:2376"}, fmt.Errorf("ping: %w", errTLSRequired), "no Docker engine answers at tcp://h:2376 over plain HTTP (it may require TLS); set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to your client certificates"},
+		// Text alone decides nothing: the same words from elsewhere are
+		// not the typed errors.
+		{map[string]string{}, errors.New("permission denied while trying to connect"), "no Docker engine answers at unix:///var/run/docker.sock; start one (`sudo systemctl start docker`, or `sudo dockerd &`) or set DOCKER_HOST to a running engine"},
+		{map[string]string{"DOCKER_HOST": "tcp://h:2376"}, errors.New("asked without TLS"), "no Docker engine answers at DOCKER_HOST=tcp://h:2376; start that engine or point DOCKER_HOST at a running one"},
 	}
 	for _, c := range cases {
 		err := noEngine(c.ambient, c.err)
 		if err.Error() != c.want || !errors.Is(err, ErrNoEngine) {
 			t.Errorf("noEngine(%v) = %q, want %q", c.ambient, err, c.want)
+		}
+	}
+}
+
+// TestMountRefused: the engine's reply refusing a bind mount is told apart
+// by its message, and only a reply from the engine is read that way.
+func TestMountRefused(t *testing.T) {
+	t.Parallel()
+	daemon := `invalid mount config for type "bind": bind source path does not exist: /home/u/p`
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{&apiError{status: 400, message: daemon}, true},
+		{fmt.Errorf("create: %w", &apiError{status: 500, message: "error mounting \"/x\" to rootfs: no such file or directory"}), true},
+		{&apiError{status: 409, message: "Conflict. The container name is already in use"}, false},
+		{errors.New(daemon), false}, // not the engine's reply
+	}
+	for _, c := range cases {
+		if msg, ok := mountRefused(c.err); ok != c.want || (ok && msg == "") {
+			t.Errorf("mountRefused(%v) = %q, %v; want %v", c.err, msg, ok, c.want)
 		}
 	}
 }

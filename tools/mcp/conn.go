@@ -2,9 +2,9 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hushcli/hush/executor/outbuf"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/sandbox"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -224,15 +225,26 @@ func (c *conn) failStart(ctx context.Context, step string, timeout time.Duration
 }
 
 // garbage returns the JSON decoder's complaint when err says the server
-// wrote something that is not JSON-RPC, else "". The SDK flattens the
-// decoder's error into text on the way (%v, not %w), so the text is all
-// there is to go on.
+// wrote something that is not JSON-RPC, else "". Where the SDK keeps the
+// decoder's error in the chain (a reply to a call) it is found by type;
+// where it flattens it into text (%v: "client is closing: invalid
+// character …", the handshake and the session's end), the text is all
+// there is to go on: TestSDKFlattensTheDecoderError shows which, and fails
+// when the SDK keeps the type there too.
 func garbage(err error) string {
 	if err == nil {
 		return ""
 	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return shorten(syntax.Error(), 120)
+	case errors.As(err, &typ):
+		return shorten(strings.TrimPrefix(typ.Error(), "json: "), 120)
+	}
 	msg := err.Error()
-	for _, sign := range []string{"invalid character", "invalid trailing data", "cannot unmarshal", "unexpected end of JSON input"} {
+	for _, sign := range garbageSigns {
 		if i := strings.Index(msg, sign); i >= 0 {
 			return shorten(msg[i:], 120)
 		}
@@ -240,10 +252,15 @@ func garbage(err error) string {
 	return ""
 }
 
+// garbageSigns are encoding/json's and the SDK's words for output that is
+// not JSON, as they reach hush in flattened text.
+var garbageSigns = []string{"invalid character", "invalid trailing data", "cannot unmarshal", "unexpected end of JSON input"}
+
 // frameTooLarge reports whether err is the SDK refusing a message over its
 // line limit. Reading stops there, so the server, still writing the rest,
-// dies of a broken pipe — which is not what went wrong. The SDK's error is
-// unexported and reaches here as text.
+// dies of a broken pipe — which is not what went wrong. The SDK's error
+// (errFrameTooLarge) is unexported and reaches here only as text;
+// TestReplyOverTheMessageLimit fails if that text changes.
 func frameTooLarge(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "exceeded the configured maximum line length")
 }
