@@ -49,7 +49,7 @@ func newSandboxShowCmd(f *app, runF func(*sandboxShowOptions) error) *cli.Comman
 			"sockets, hide = [...] takes paths out, docker = true adds the Docker socket,\n" +
 			"required = true refuses host tools where the kernel refuses the sandbox.\n" +
 			"Each call is limited too: [tools.NAME] max_processes (4096) and max_memory (half of\n" +
-			"RAM per process); \"# limits per call\" says how this machine enforces them.",
+			"RAM, a call's processes together); \"# limits per call\" says how this machine enforces them.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Value: "bash", Usage: "tool name: bash, background, or mcp:<server>"},
 		},

@@ -162,9 +162,9 @@ type ToolConfig struct {
 	NetworkAllow []string `toml:"network_allow"`
 	NetworkDeny  []string `toml:"network_deny"`
 	// MaxProcesses and MaxMemory bound each call of a host tool (bash,
-	// background, mcp): processes at once (nil: 4096, 0: off) and memory
-	// per process ("8GiB", "50%" of RAM, "off"; "": half of RAM). The
-	// session reads them (sandbox.Limits).
+	// background, mcp): processes at once (nil: 4096, 0: off) and the
+	// memory of its processes together ("8GiB", "50%" of RAM, "off"; "":
+	// half of RAM). The session reads them (sandbox.Limits).
 	MaxProcesses *int   `toml:"max_processes"`
 	MaxMemory    string `toml:"max_memory"`
 	// Seed-001 options.

@@ -166,3 +166,62 @@ python3 -c 'b = bytes(64 << 20); print("small got", len(b))'`
 		}
 	}
 }
+
+// TestMemoryLimitEndsTheCall: under a 256 MiB limit, four processes of a
+// call fill 100 MiB each (b"x" * n writes every page): none passes the
+// limit alone, together they do; and one process grows 4 MiB at a time
+// toward 1 GiB. Each time hush ends the call with one sentence long
+// before its sleep is over, and nothing of it is left. The control: the
+// four under 1 GiB run to their end. As root and as an unprivileged hush.
+func TestMemoryLimitEndsTheCall(t *testing.T) {
+	if st := sandbox.Status(); !st.Namespaces {
+		t.Fatalf("the sandbox is unavailable on this machine, which must support it: %s", st.Reason)
+	}
+	if os.Getuid() == 0 && os.Getenv(unprivEnv) == "" {
+		t.Run("unprivileged-hush", func(t *testing.T) { rerunAsNobody(t, "TestMemoryLimitEndsTheCall") })
+	}
+	four := func(sleep int) string {
+		return fmt.Sprintf(`for i in 1 2 3 4; do python3 -c 'import time; b = b"x" * (100 << 20); print("filled", flush=True); time.sleep(%d)' & done; wait; echo all-done`, sleep)
+	}
+	grow := `python3 -c '
+import time
+held = []
+for i in range(256):
+    held.append(b"x" * (4 << 20))
+    time.sleep(0.05)
+print("grew to 1 GiB")
+time.sleep(60)'; echo all-done`
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	out, _, err := limitCall(t, ctx, four(1), sandbox.Limits{Memory: 1 << 30, Setting: "[tools.bash]"})
+	if err != nil || strings.Count(out, "filled") != 4 || !strings.Contains(out, "all-done") {
+		t.Fatalf("control: four processes of 100 MiB under 1 GiB: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ name, script string }{{"four processes", four(60)}, {"one growing process", grow}} {
+		start := time.Now()
+		out, ns, err := limitCall(t, ctx, c.script, sandbox.Limits{Memory: 256 << 20, Setting: "[tools.bash]"})
+		took := time.Since(start)
+		var limit *sandbox.LimitError
+		if !errors.As(err, &limit) {
+			t.Errorf("%s: the call ended with %v after %s, not at its memory limit; output:\n%s", c.name, err, took, out)
+			continue
+		}
+		want := "stopped: the call used more than its memory limit of 256.0 MiB (max_memory in [tools.bash]), so hush ended it and everything it started"
+		if got := err.Error(); got != want {
+			t.Errorf("%s: the call said\n%s\nwant\n%s", c.name, got, want)
+		}
+		if took > 45*time.Second || strings.Contains(out, "all-done") || strings.Contains(out, "grew to") {
+			t.Errorf("%s: the call ran %s, past its limit: hush did not stop it there\n%s", c.name, took, out)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		left := inNamespace(ns)
+		for len(left) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			left = inNamespace(ns)
+		}
+		if ns == "" || len(left) > 0 {
+			t.Errorf("%s: processes of the call are left after it ended (namespace %q): %v", c.name, ns, left)
+		}
+		t.Logf("%s: stopped after %s", c.name, took)
+	}
+}

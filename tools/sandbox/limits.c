@@ -23,8 +23,10 @@
 //     elsewhere. The kernel never applies it to root (uid 0 of the host,
 //     which root's sandbox maps to itself).
 // Memory: RLIMIT_DATA, per process (a process's heap and private writable
-// mappings), which every descendant inherits. It bounds one runaway
-// process, not a call's sum: that needs a cgroup (docs/sandbox.md).
+// mappings), which every descendant inherits, set a quarter above the
+// call's max_memory (Limits.dataLimit): the call's sum is hush's watch
+// (WatchLimits), which stops the call; this fails an allocation that would
+// pass it at once (docs/sandbox.md).
 
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -17,9 +17,10 @@ type Limits struct {
 	// Processes is the most processes (and threads) the call may have at
 	// once; reaching it stops the call (LimitError).
 	Processes int
-	// Memory is the most memory, in bytes, one process of the call may
-	// take (see LimitStatus for what this kernel bounds: a process, or the
-	// call as a whole).
+	// Memory is the most memory, in bytes, the call's processes may take
+	// together: hush adds them up and stops the call that passes it
+	// (LimitError); each process also has an RLIMIT_DATA a quarter above
+	// it, past which its allocations fail (dataLimit).
 	Memory int64
 	// Setting names where they come from in messages: "[tools.bash]".
 	Setting string
@@ -45,16 +46,23 @@ func (l Limits) flags() string {
 		b.WriteString("p" + strconv.Itoa(l.Processes))
 	}
 	if l.Memory > 0 {
-		b.WriteString("m" + strconv.FormatInt(l.Memory, 10))
+		b.WriteString("m" + strconv.FormatInt(l.dataLimit(), 10))
 	}
 	return b.String()
 }
+
+// dataLimit is the RLIMIT_DATA of each process of a call limited to
+// Memory: a quarter above it, so that a process growing toward the limit
+// is seen by hush's watch (WatchLimits, ten times a second), which ends
+// the call with one sentence, before its allocations start failing; an
+// allocation that would take it past this at once still fails there.
+func (l Limits) dataLimit() int64 { return l.Memory + l.Memory/4 }
 
 // LimitError ends a call that reached one of its limits: its message is
 // the one sentence the user and the model see.
 type LimitError struct {
 	Limits Limits
-	// What was reached: "processes".
+	// What was reached: "processes" (also when empty) or "memory".
 	What string
 }
 
@@ -62,6 +70,10 @@ func (e *LimitError) Error() string {
 	setting := e.Limits.Setting
 	if setting == "" {
 		setting = "the tool's config"
+	}
+	if e.What == "memory" {
+		return fmt.Sprintf("stopped: the call used more than its memory limit of %s (max_memory in %s), so hush ended it and everything it started",
+			FormatBytes(e.Limits.Memory), setting)
 	}
 	return fmt.Sprintf("stopped: the call reached its limit of %s processes (max_processes in %s), so hush ended it and everything it started",
 		thousands(int64(e.Limits.Processes)), setting)

@@ -83,9 +83,10 @@ func LimitStatus(l Limits, st State) []Protection {
 		mem.Why = refused
 	default:
 		mem.On = true
-		mem.Why = fmt.Sprintf("%s per process of the call (max_memory in %s): RLIMIT_DATA, so an allocation past it fails; "+
-			"per process, not the call's sum, which would take a cgroup of the call's own, and hush does not make cgroups",
-			FormatBytes(l.Memory), setting)
+		mem.Why = fmt.Sprintf("%s per call (max_memory in %s): hush adds up the memory of the call's processes "+
+			"(ten times a second, in the call's own /proc) and stops the call with everything it started once they pass it; "+
+			"each process also has an RLIMIT_DATA of %s, so an allocation that would take it past that at once fails",
+			FormatBytes(l.Memory), setting, FormatBytes(l.dataLimit()))
 	}
 	return []Protection{procs, mem}
 }
@@ -105,10 +106,17 @@ const limitPoll = 100 * time.Millisecond
 
 // WatchLimits counts the processes of the sandboxed child pid (the init
 // of its PID namespace, or the process above it) while it runs, through
-// that namespace's /proc, and calls kill once they reach cfg's limit. It
-// returns nil when there is nothing to watch.
+// that namespace's /proc, and adds up their memory, and calls kill once
+// either reaches cfg's limit. It returns nil when there is nothing to
+// watch.
+//
+// The memory is each process's resident memory less what it shares with
+// files (statm's resident − shared: its heap, stacks and private
+// mappings that are in RAM), summed over the call: RLIMIT_DATA (limits.c)
+// bounds one process's allocations but not a call's many processes, and
+// no cgroup of the call's own counts them for hush.
 func WatchLimits(pid int, cfg *Config, kill func()) *LimitWatch {
-	if cfg == nil || cfg.Limits.Processes <= 0 || !Status().Namespaces || Status().LandlockOnly {
+	if cfg == nil || cfg.Limits.Processes <= 0 && cfg.Limits.Memory <= 0 || !Status().Namespaces || Status().LandlockOnly {
 		return nil
 	}
 	var host unix.Stat_t
@@ -116,7 +124,7 @@ func WatchLimits(pid int, cfg *Config, kill func()) *LimitWatch {
 		return nil
 	}
 	w := &LimitWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	limit := cfg.Limits.Processes
+	limit, memLimit := cfg.Limits.Processes, cfg.Limits.Memory
 	go func() {
 		defer close(w.done)
 		fd := -1
@@ -126,9 +134,10 @@ func WatchLimits(pid int, cfg *Config, kill func()) *LimitWatch {
 			}
 		}()
 		buf := make([]byte, 16<<10)
+		var pids []int
 		t := time.NewTicker(limitPoll)
 		defer t.Stop()
-		for {
+		for tick := 0; ; tick++ {
 			select {
 			case <-w.stop:
 				return
@@ -149,8 +158,16 @@ func WatchLimits(pid int, cfg *Config, kill func()) *LimitWatch {
 				}
 				fd = f
 			}
-			if countPids(fd, buf) >= limit {
+			pids = listPids(fd, buf, pids[:0])
+			if limit > 0 && len(pids) >= limit {
 				w.hit.Store(&LimitError{Limits: cfg.Limits, What: "processes"})
+				kill()
+				return
+			}
+			// A call of many processes is weighed less often: reading
+			// each one's statm is a few microseconds.
+			if memLimit > 0 && (len(pids) <= 256 || tick%5 == 0) && privateMemory(fd, pids, buf) >= memLimit {
+				w.hit.Store(&LimitError{Limits: cfg.Limits, What: "memory"})
 				kill()
 				return
 			}
@@ -177,16 +194,15 @@ func (w *LimitWatch) Stop(err error) error {
 	return err
 }
 
-// countPids counts the processes a /proc lists (its numeric entries).
-func countPids(fd int, buf []byte) int {
+// listPids appends the pids a /proc lists (its numeric entries) to pids.
+func listPids(fd int, buf []byte, pids []int) []int {
 	if _, err := unix.Seek(fd, 0, 0); err != nil {
-		return 0
+		return pids
 	}
-	n := 0
 	for {
 		got, err := unix.Getdents(fd, buf)
 		if err != nil || got <= 0 {
-			return n
+			return pids
 		}
 		for off := 0; off+19 < got; {
 			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
@@ -194,9 +210,46 @@ func countPids(fd int, buf []byte) int {
 				break
 			}
 			if c := buf[off+19]; c >= '1' && c <= '9' {
-				n++
+				n := 0
+				for _, c := range buf[off+19 : off+reclen] {
+					if c < '0' || c > '9' {
+						break
+					}
+					n = n*10 + int(c-'0')
+				}
+				pids = append(pids, n)
 			}
 			off += reclen
 		}
 	}
+}
+
+// privateMemory is the sum, in bytes, of resident − shared memory (statm)
+// over pids, read through the /proc at fd; a process that has gone
+// meanwhile counts nothing.
+func privateMemory(fd int, pids []int, buf []byte) int64 {
+	page := int64(unix.Getpagesize())
+	var sum int64
+	for _, pid := range pids {
+		f, err := unix.Openat(fd, strconv.Itoa(pid)+"/statm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		n, err := unix.Read(f, buf[:128])
+		unix.Close(f)
+		if err != nil || n <= 0 {
+			continue
+		}
+		// size resident shared text lib data dt
+		fields := strings.Fields(string(buf[:n]))
+		if len(fields) < 3 {
+			continue
+		}
+		resident, err1 := strconv.ParseInt(fields[1], 10, 64)
+		shared, err2 := strconv.ParseInt(fields[2], 10, 64)
+		if err1 == nil && err2 == nil && resident > shared {
+			sum += (resident - shared) * page
+		}
+	}
+	return sum
 }

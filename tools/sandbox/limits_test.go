@@ -9,7 +9,8 @@ import (
 
 func TestLimitsFlagsAndStatus(t *testing.T) {
 	l := Limits{Processes: 300, Memory: 1 << 30, Setting: "[tools.bash]"}
-	if got := l.flags(); got != "p300m1073741824" {
+	if got := l.flags(); got != "p300m1342177280" { // RLIMIT_DATA a quarter above max_memory
+
 		t.Errorf("flags = %q", got)
 	}
 	if got := (Limits{}).flags(); got != "" {
@@ -22,7 +23,7 @@ func TestLimitsFlagsAndStatus(t *testing.T) {
 		}
 	}
 	on := LimitStatus(l, State{Namespaces: true})
-	if !on[1].On || !strings.HasPrefix(on[1].Why, "1.0 GiB per process of the call (max_memory in [tools.bash]): RLIMIT_DATA") {
+	if !on[1].On || !strings.HasPrefix(on[1].Why, "1.0 GiB per call (max_memory in [tools.bash]): hush adds up") || !strings.Contains(on[1].Why, "RLIMIT_DATA of 1.2 GiB") {
 		t.Errorf("memory: %+v", on[1])
 	}
 	off := LimitStatus(Limits{Setting: "[tools.mcp]"}, State{Namespaces: true})
@@ -31,6 +32,10 @@ func TestLimitsFlagsAndStatus(t *testing.T) {
 	}
 	if e := (&LimitError{Limits: Limits{Processes: 4096, Setting: "[tools.bash]"}}).Error(); e !=
 		"stopped: the call reached its limit of 4,096 processes (max_processes in [tools.bash]), so hush ended it and everything it started" {
+		t.Errorf("LimitError = %q", e)
+	}
+	if e := (&LimitError{Limits: Limits{Memory: 512 << 20, Setting: "[tools.bash]"}, What: "memory"}).Error(); e !=
+		"stopped: the call used more than its memory limit of 512.0 MiB (max_memory in [tools.bash]), so hush ended it and everything it started" {
 		t.Errorf("LimitError = %q", e)
 	}
 }
