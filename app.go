@@ -311,7 +311,7 @@ func (a *app) newCLIApp() *cli.App {
 			a.chatCommand(),
 			a.runCommand(),
 			newEnvCmd(a, nil),
-			a.setupCommand(),
+			newSetupCmd(a, nil),
 			a.vaultCommand(),
 			newTrustCmd(a, nil),
 			a.rulesCommand(),

@@ -97,7 +97,7 @@ func (a *app) chatTerminal(f modelFlags) *os.File {
 
 func (a *app) chat(f modelFlags, rr resumeRequest) error {
 	// First run: nothing configured and a person at the terminal.
-	if err := a.firstRun(f); err != nil {
+	if err := firstRun(a, f); err != nil {
 		return err
 	}
 	var resumed *transcript.Session
@@ -136,6 +136,23 @@ func (a *app) plainChat(f modelFlags, resumed *transcript.Session, rr resumeRequ
 	}
 	// The terminal closed, or hush was told to stop: exit 129 / 143.
 	return c.Plain(interactive, func(s os.Signal) { exitNow(signalExit(s).code) })
+}
+
+// firstRun runs setup when `hush chat` starts at a terminal with no model
+// configured (no --provider, no [model] provider in config.toml). What
+// setup chose reaches the session through the factory's config, in memory.
+func firstRun(a *app, f modelFlags) error {
+	if f.provider != "" {
+		return nil
+	}
+	if err := a.Load(); err != nil {
+		return err
+	}
+	if a.Config().Model.Provider != "" || a.Terminal() == nil {
+		return nil // without a terminal, newProvider's error says to run `hush setup`
+	}
+	fmt.Fprintln(a.Stdout, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
+	return runSetup(setupOpts(a, context.Background(), false))
 }
 
 // unknownCommand is the error for `hush frobnicate`.

@@ -4,17 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 
 	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/vault"
 	"github.com/hushcli/hush/wizard"
 	"github.com/urfave/cli/v2"
 )
 
-func (a *app) setupCommand() *cli.Command {
+// setupOptions is `hush setup`, and the first run of `hush chat`.
+type setupOptions struct {
+	Context  context.Context
+	In       io.Reader
+	Out, Err io.Writer
+	// TTY is stdin as a terminal, nil when it is not one (the questions
+	// are then asked line by line).
+	TTY        *os.File
+	Accessible bool
+	// Config is the factory's configuration: setup changes it in memory
+	// too, so a first-run chat uses what setup chose.
+	Config func() (loaded, error)
+	Vault  func() (*vault.Layered, error)
+	// Proxy is the vault's forwarding proxy, once Vault returned.
+	Proxy    func() *vault.Proxy
+	Registry *vault.Registry
+	HTTP     *http.Client
+	// BeforeForm asks the terminal for its background colour before a
+	// form is drawn.
+	BeforeForm func()
+	// MoveTo moves every secret to backend name (session.Vault.MoveTo),
+	// with extra settings written in the same config.toml update.
+	MoveTo func(name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error)
+}
+
+func newSetupCmd(f *app, runF func(*setupOptions) error) *cli.Command {
+	if runF == nil {
+		runF = runSetup
+	}
 	return &cli.Command{
 		Name:  "setup",
 		Usage: "choose the model server, the model, where secrets are kept, and the API key",
@@ -29,48 +60,40 @@ func (a *app) setupCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt)
 			defer stop()
-			return a.runSetup(ctx, c.Bool("accessible"))
+			return runF(setupOpts(f, ctx, c.Bool("accessible")))
 		},
 	}
 }
 
-// firstRun runs setup when `hush chat` starts at a terminal with no model
-// configured (no --provider, no [model] provider in config.toml). What setup
-// chose reaches the session through a.Config(), in memory.
-func (a *app) firstRun(f modelFlags) error {
-	if f.provider != "" {
-		return nil
-	}
-	if err := a.Load(); err != nil {
-		return err
-	}
-	if a.Config().Model.Provider != "" || a.Terminal() == nil {
-		return nil // without a terminal, newProvider's error says to run `hush setup`
-	}
-	fmt.Fprintln(a.Stdout, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
-	return a.runSetup(context.Background(), false)
-}
-
-// runSetup asks the setup questions on a.stdin/a.stdout and applies the
-// answers (wizard.SetupRun), to config.toml, the vault and, in memory, a.Config().
-func (a *app) runSetup(ctx context.Context, accessible bool) error {
-	if err := a.Load(); err != nil {
-		return fmt.Errorf("%w (fix config.toml, then run hush setup again)", err)
-	}
-	lv, err := a.Vault()
-	if err != nil {
-		return err
-	}
-	err = wizard.SetupRun{In: a.Stdin, Out: a.Stdout, Err: a.Stderr, TTY: a.Terminal(), Accessible: accessible || a.Ambient["ACCESSIBLE"] != "",
-		Config: a.Config(), Backend: a.Backend(), ConfigPath: filepath.Join(a.Dirs().Config, config.FileName), DataDir: a.Dirs().Data,
-		Registry: a.Registry(), Proxy: a.Proxy(), Vault: lv, HTTP: a.HTTPClient(), BeforeForm: a.ResolveBackground,
+// setupOpts are setup's options on f; $ACCESSIBLE asks line by line too.
+func setupOpts(f *app, ctx context.Context, accessible bool) *setupOptions {
+	return &setupOptions{Context: ctx, In: f.Stdin, Out: f.Stdout, Err: f.Stderr, TTY: f.Terminal(), Accessible: accessible || f.accessible(),
+		Config: f.loadConfig, Vault: f.Vault, Proxy: f.Proxy, Registry: f.Registry(), HTTP: f.HTTPClient(), BeforeForm: f.ResolveBackground,
 		MoveTo: func(name string, extra map[string]string, settings []config.Setting) (vault.MoveReport, error) {
-			v, err := a.sessionVault()
+			v, err := f.sessionVault()
 			if err != nil {
 				return vault.MoveReport{}, err
 			}
-			return v.MoveTo(a.Registry(), name, a.Dirs(), extra, settings)
-		}}.Run(ctx)
+			return v.MoveTo(f.Registry(), name, f.Dirs(), extra, settings)
+		}}
+}
+
+// runSetup asks the setup questions on opts.In/opts.Out and applies the
+// answers (wizard.SetupRun) to config.toml, the vault and, in memory, the
+// loaded config.
+func runSetup(opts *setupOptions) error {
+	l, err := opts.Config()
+	if err != nil {
+		return fmt.Errorf("%w (fix config.toml, then run hush setup again)", err)
+	}
+	lv, err := opts.Vault()
+	if err != nil {
+		return err
+	}
+	err = wizard.SetupRun{In: opts.In, Out: opts.Out, Err: opts.Err, TTY: opts.TTY, Accessible: opts.Accessible,
+		Config: l.Config, Backend: session.Backend(*l.Config), ConfigPath: filepath.Join(l.Dirs.Config, config.FileName), DataDir: l.Dirs.Data,
+		Registry: opts.Registry, Proxy: opts.Proxy(), Vault: lv, HTTP: opts.HTTP, BeforeForm: opts.BeforeForm,
+		MoveTo: opts.MoveTo}.Run(opts.Context)
 	switch {
 	case errors.Is(err, wizard.ErrAborted):
 		return &exitError{exitInterrupted, err}

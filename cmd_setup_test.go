@@ -81,7 +81,7 @@ func TestSetupKeepsTheKeyInTheVaultOnly(t *testing.T) {
 				requireKeyring(t, ta)
 			}
 			before := os.Environ()
-			if err := ta.runSetup(context.Background(), false); err != nil {
+			if err := runSetup(setupOpts(ta.app, context.Background(), false)); err != nil {
 				t.Fatalf("%v\n%s%s", err, ta.out, ta.errOut)
 			}
 			if after := os.Environ(); !slices.Equal(before, after) {
@@ -126,7 +126,7 @@ func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newKeyServer(t)
 	first := newTestApp(t, "1\n4\n"+srv.srv.URL+"/v1\n"+setupKey+"\nfake-model\n1\n")
-	if err := first.runSetup(context.Background(), false); err != nil {
+	if err := runSetup(setupOpts(first.app, context.Background(), false)); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}
 	cfgPath := filepath.Join(first.configDir, config.FileName)
@@ -139,7 +139,7 @@ func TestSetupRerunChangesOneAnswer(t *testing.T) {
 	f.Close()
 
 	second := &app{Ambient: first.Ambient, Stdin: strings.NewReader("\n\n\nother-model\n\n"), Stdout: first.out, Stderr: first.errOut, WorkDir: first.WorkDir}
-	if err := second.runSetup(context.Background(), false); err != nil {
+	if err := runSetup(setupOpts(second, context.Background(), false)); err != nil {
 		t.Fatalf("%v\n%s", err, first.out)
 	}
 	got, err := os.ReadFile(cfgPath)
@@ -193,7 +193,7 @@ func TestSetupUnreachableURL(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	ta := newTestApp(t, "1\n4\nhttp://"+addr+"/v1\n"+setupKey+"\nm\n1\nn\n")
-	err = ta.runSetup(context.Background(), false)
+	err = runSetup(setupOpts(ta.app, context.Background(), false))
 	var ee *exitError
 	if !errors.As(err, &ee) || err.Error() != "nothing was saved; run `hush setup` again to change an answer" {
 		t.Fatalf("error = %v", err)
@@ -209,5 +209,37 @@ func TestSetupUnreachableURL(t *testing.T) {
 	}
 	if ta.Config().Model.Provider != "" {
 		t.Errorf("the session's config changed: %+v", ta.Config().Model)
+	}
+}
+
+// TestSetupCmdOptions: hush setup's flags and $ACCESSIBLE reach runF's
+// options; without a terminal TTY is nil.
+func TestSetupCmdOptions(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args       []string
+		ambient    string
+		accessible bool
+	}{
+		{[]string{"setup"}, "", false},
+		{[]string{"setup", "--accessible"}, "", true},
+		{[]string{"setup"}, "1", true},
+	} {
+		ta := newTestApp(t, "")
+		if c.ambient != "" {
+			ta.Ambient["ACCESSIBLE"] = c.ambient
+		}
+		var got *setupOptions
+		cmd := newSetupCmd(ta.app, func(o *setupOptions) error { got = o; return nil })
+		if err := runCommand(ta.app, cmd, c.args...); err != nil || got == nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if got.Accessible != c.accessible || got.TTY != nil || got.Context == nil || got.In != ta.Stdin {
+			t.Errorf("%q with ACCESSIBLE=%q: %+v", c.args, c.ambient, got)
+		}
+	}
+	ta := newTestApp(t, "")
+	if err := runCommand(ta.app, newSetupCmd(ta.app, func(*setupOptions) error { return nil }), "setup", "x"); asExit(err).code != exitUsage {
+		t.Errorf("a stray argument: %v", err)
 	}
 }
