@@ -35,8 +35,9 @@ func dataDirHolds(t *testing.T, dir, value string) []string {
 // "a" in chat), a tool was granted a secret, the session was compacted and
 // resumed — and no file under the data dir holds any canary's raw bytes
 // (the vault file itself aside, which is where they are kept). Positive
-// controls: the model did receive the value typed with "a", and the
-// granted secret reached the tool.
+// controls: the model did receive the value typed with "a" (and /compact,
+// after it, summarized that turn without the value), and the granted
+// secret reached the tool.
 func TestTypedSecretsNeverReachTheDataDir(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -47,6 +48,8 @@ func TestTypedSecretsNeverReachTheDataDir(t *testing.T) {
 			return step{calls: []fakeCall{{"bash", leakArgs}}}, true
 		case strings.HasPrefix(prompt, "Summarize"):
 			return step{text: "summary: the user shared a token"}, true
+		case strings.HasPrefix(prompt, "fourth"), strings.HasPrefix(prompt, "fifth"):
+			return step{text: strings.Fields(prompt)[0] + "-done"}, true
 		}
 		return step{text: "noted"}, true
 	})
@@ -80,10 +83,31 @@ func TestTypedSecretsNeverReachTheDataDir(t *testing.T) {
 	tm.send("fourth as typed " + vaultCanary + "\r")
 	tm.expect("your message contains the value of VAULT_CANARY", 20*time.Second)
 	tm.send("a")
-	tm.expect("noted", 20*time.Second)
-	tm.quit()
+	tm.expect("fourth-done", 20*time.Second)
 	if !strings.Contains(model.lastBody(), vaultCanary) {
 		t.Fatal("positive control: the value typed and sent as typed did not reach the model")
+	}
+	// /compact summarizes the turn typed with "a": its request holds the
+	// prompt, redacted, never the value.
+	tm.send("fifth prompt\r")
+	tm.expect("fifth-done", 20*time.Second)
+	sent := model.Requests()
+	tm.send("/compact 1\r")
+	tm.expect("Compacted: ", 20*time.Second)
+	tm.quit()
+	model.mu.Lock()
+	summaries := []string{}
+	for _, b := range model.bodies[sent:] {
+		if strings.Contains(b, "Summarize this conversation") {
+			summaries = append(summaries, b)
+		}
+	}
+	model.mu.Unlock()
+	if len(summaries) != 1 || !strings.Contains(summaries[0], "fourth as typed [REDACTED:VAULT_CANARY]") {
+		t.Fatalf("/compact's summary request does not hold the turn typed with a, redacted (%d summary requests)", len(summaries))
+	}
+	if strings.Contains(summaries[0], vaultCanary) {
+		t.Error("/compact sent the value typed with a again")
 	}
 	list, err := runHush(w, "sessions", "list")
 	if err != nil || strings.Contains(list, vaultCanary) {
