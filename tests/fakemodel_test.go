@@ -36,6 +36,9 @@ type step struct {
 	// delay is a pause before each word of text: a stream that takes
 	// its time.
 	delay time.Duration
+	// think is a pause before the first word (after the role chunk): a
+	// model that thinks before it writes.
+	think time.Duration
 }
 
 type fakeCall struct {
@@ -171,6 +174,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	time.Sleep(s.think)
 	for _, word := range strings.SplitAfter(s.text, " ") {
 		if word != "" {
 			time.Sleep(s.delay)
