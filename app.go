@@ -309,7 +309,7 @@ func (a *app) newCLIApp() *cli.App {
 		},
 		Commands: []*cli.Command{
 			a.chatCommand(),
-			a.runCommand(),
+			newRunCmd(a, nil),
 			newEnvCmd(a, nil),
 			newSetupCmd(a, nil),
 			a.vaultCommand(),

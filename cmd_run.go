@@ -54,17 +54,31 @@ func readModelFlags(c *cli.Context) modelFlags {
 		replay: c.String("replay"), yes: c.Bool("yes"), json: c.Bool("json"), allow: c.StringSlice("allow")}
 }
 
-func (a *app) runCommand() *cli.Command {
+// runOptions is `hush run PROMPT`.
+type runOptions struct {
+	// In is read for the prompt "-".
+	In io.Reader
+	// Model is the model flags, --json and --allow among them.
+	Model  modelFlags
+	Prompt string
+	Resume resumeRequest
+	// Turn is the one turn with model m: JSON streams events, rr says
+	// which session it continues (the factory's Run).
+	Turn func(m session.Model, json bool, rr resumeRequest) runTurn
+}
+
+func newRunCmd(f *app, runF func(*runOptions) error) *cli.Command {
+	if runF == nil {
+		runF = runRun
+	}
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run one agent turn non-interactively and exit",
-		ArgsUsage: "[--] PROMPT (or - to read it from stdin)",
+		ArgsUsage: "PROMPT (or - to read it from stdin)",
 		Description: "Runs one turn: the model answers and calls tools until it is done. Nothing is asked:\n" +
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
 			"In CI, --allow 'bash(npm test:*)' (repeatable) allows those commands for this run.\n" +
-			"With --json it prints the event stream documented in docs/events.schema.json.\n" +
-			"Flags come before the prompt; a word after it written as a flag is an error. A prompt\n" +
-			"that starts with - or holds such words goes after --: hush run -- \"-v prints nothing\".\n\n" +
+			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
 			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
@@ -79,29 +93,42 @@ func (a *app) runCommand() *cli.Command {
 			uerr := usageError(c, err, sub)
 			if jsonAsked(c) {
 				first, _, _ := strings.Cut(uerr.Error(), "\n")
-				events.New(a.Stdout).Error(events.KindUsage, first)
+				events.New(f.Stdout).Error(events.KindUsage, first)
 			}
 			return uerr
 		},
 		Action: func(c *cli.Context) error {
-			err := a.runAction(c)
+			err := runAction(c, f, runF)
 			var ee *exitError
 			if c.Bool("json") && errors.As(err, &ee) && ee.code == 2 {
-				first, _, _ := strings.Cut(err.Error(), "\n")
-				events.New(a.Stdout).Error(events.KindUsage, first)
+				events.New(f.Stdout).Error(events.KindUsage, err.Error())
 			}
 			return err
 		},
 	}
 }
 
-func (a *app) runAction(c *cli.Context) error {
-	if err := promptFlagError(c); err != nil {
-		return err
+// runAction reads run's command line into its options.
+func runAction(c *cli.Context, f *app, runF func(*runOptions) error) error {
+	// urfave/cli stops reading flags at the prompt, so a flag typed
+	// after it would silently become part of the prompt.
+	for i, arg := range c.Args().Slice() {
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
+			return &exitError{exitUsage, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
+		}
 	}
-	prompt := strings.Join(c.Args().Slice(), " ")
+	return runF(&runOptions{In: f.Stdin, Model: readModelFlags(c), Prompt: strings.Join(c.Args().Slice(), " "),
+		Resume: resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait"), NoSave: c.Bool("no-save")},
+		Turn:   f.Run})
+}
+
+// runRun runs opts.Prompt ("-": read from opts.In) as one turn
+// (runTurn.Once) and ends with the exit code of how the turn ended.
+func runRun(opts *runOptions) error {
+	prompt := opts.Prompt
 	if prompt == "-" {
-		b, err := io.ReadAll(io.LimitReader(a.Stdin, 1<<20))
+		b, err := io.ReadAll(io.LimitReader(opts.In, 1<<20))
 		if err != nil {
 			return err
 		}
@@ -110,24 +137,17 @@ func (a *app) runAction(c *cli.Context) error {
 	if strings.TrimSpace(prompt) == "" {
 		return &exitError{exitUsage, errors.New("run needs a prompt: hush run \"what does this project do?\"")}
 	}
-	rr := resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait"), NoSave: c.Bool("no-save")}
+	rr := opts.Resume
 	if err := checkForkWait(rr); err != nil {
 		return err
 	}
 	if rr.NoSave && (rr.Fork || rr.Wait) {
 		return &exitError{exitUsage, errors.New("--no-save writes no session, so --fork and --wait do not go with it")}
 	}
-	f := readModelFlags(c)
-	if _, err := session.AllowRules(f.allow); err != nil {
+	if _, err := session.AllowRules(opts.Model.allow); err != nil {
 		return &exitError{exitUsage, err}
 	}
-	return a.runOnce(f, prompt, rr)
-}
-
-// runOnce runs prompt as one turn (session.Run) and ends with the exit code
-// of how the turn ended.
-func (a *app) runOnce(f modelFlags, prompt string, rr resumeRequest) error {
-	res := a.Run(sessionModel(f), f.json, rr).Once(prompt)
+	res := opts.Turn(sessionModel(opts.Model), opts.Model.json, rr).Once(prompt)
 	switch res.Kind {
 	case "":
 		return nil
