@@ -68,14 +68,33 @@ func readHistory(path string) ([]string, error) {
 	}
 	defer f.Close()
 	var entries []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), historyLineLimit)
-	for sc.Scan() {
+	// A line over the limit is skipped as it streams past, and reading
+	// goes on after it (bufio.Scanner stopped there, and a trim then
+	// rewrote the file without every prompt after it).
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(chunk) > historyLineLimit {
+				long, line = true, line[:0]
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
 		var s string
-		if json.Unmarshal(sc.Bytes(), &s) == nil && s != "" {
+		if !long && json.Unmarshal(line, &s) == nil && s != "" {
 			// Recalled into the prompt and drawn: a hand-edited file holds
 			// no escape that reaches the terminal.
 			entries = append(entries, outbuf.Sanitize(s))
+		}
+		line, long = line[:0], false
+		if err != nil {
+			break // io.EOF, or a read error: what was read is kept
 		}
 	}
 	return entries, nil

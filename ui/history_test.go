@@ -64,3 +64,22 @@ func TestTwoChatsLoseNoPrompt(t *testing.T) {
 		t.Errorf("%d of 300 prompts lost", lost)
 	}
 }
+
+// A line over the limit (a hand-edited file, a prompt pasted whole) is
+// skipped and the prompts after it are still read, so a trim does not
+// drop them. The control: the prompt before it is read too.
+func TestHistorySkipsALongLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	long := `"` + strings.Repeat("x", historyLineLimit+10) + `"`
+	if err := os.WriteFile(path, []byte("\"before\"\n"+long+"\n\"after\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := readHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0] != "before" || entries[1] != "after" {
+		t.Errorf("read %d entries: %.40q", len(entries), entries)
+	}
+}
