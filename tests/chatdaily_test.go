@@ -247,32 +247,34 @@ func TestChatModelPickerListsTheServersModels(t *testing.T) {
 // HOME is (the positive control).
 func TestChatCtrlGOpensTheEditor(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	dump := filepath.Join(w.home, "editor-env")
-	script := filepath.Join(w.home, "editor.sh")
-	w.write(script, fmt.Sprintf("#!/bin/sh\nenv > %q\nprintf 'from the editor' > \"$1\"\n", dump))
-	if err := os.Chmod(script, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	w.env = append(w.env, "EDITOR="+script)
-	model := newFakeModel(t, step{text: "edited prompt received"})
-	chatConfig(w, model)
-	tm := startPTYSize(t, w, 40, 60, "chat")
-	tm.expect("› ", 20*time.Second)
-	tm.send("draft")
-	tm.send("\x07") // Ctrl-G
-	tm.expect("› from the editor", 20*time.Second)
-	tm.send("\r")
-	tm.expect("edited prompt received", 20*time.Second)
-	tm.quit()
-	env := readFile(t, dump)
-	w.assertNoCanary("the editor's environment", env)
-	if !strings.Contains(env, "HOME="+w.home) {
-		t.Errorf("the editor's environment lacks HOME:\n%s", env)
-	}
-	if p := model.userPrompts(); len(p) != 1 || p[0][0] != "from the editor" {
-		t.Errorf("the model was sent %q", p)
-	}
+	atSizes(t, func(t *testing.T, cols uint16) {
+		w := newWorld(t)
+		dump := filepath.Join(w.home, "editor-env")
+		script := filepath.Join(w.home, "editor.sh")
+		w.write(script, fmt.Sprintf("#!/bin/sh\nenv > %q\nprintf 'from the editor' > \"$1\"\n", dump))
+		if err := os.Chmod(script, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w.env = append(w.env, "EDITOR="+script)
+		model := newFakeModel(t, step{text: "edited prompt received"})
+		chatConfig(w, model)
+		tm := startPTYSize(t, w, 40, cols, "chat")
+		tm.expect("› ", 20*time.Second)
+		tm.send("draft")
+		tm.send("\x07") // Ctrl-G
+		tm.expect("› from the editor", 20*time.Second)
+		tm.send("\r")
+		tm.expect("edited prompt received", 20*time.Second)
+		tm.quit()
+		env := readFile(t, dump)
+		w.assertNoCanary("the editor's environment", env)
+		if !strings.Contains(env, "HOME="+w.home) {
+			t.Errorf("the editor's environment lacks HOME:\n%s", env)
+		}
+		if p := model.userPrompts(); len(p) != 1 || p[0][0] != "from the editor" {
+			t.Errorf("the model was sent %q", p)
+		}
+	})
 }
 
 // atSizes runs f on a terminal of 60 and of 140 columns, in parallel.

@@ -86,66 +86,68 @@ func commandRows(t *testing.T, screen string) []string {
 // ever shown on the screen.
 func TestSetupAsksAgainForARejectedKey(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.unsetEnv("OPENAI_API_KEY")
-	bad, good := canary("badkey"), canary("goodkey")
-	var mu sync.Mutex
-	var sent []string
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/models" {
-			http.NotFound(rw, r)
-			return
+	atSizes(t, func(t *testing.T, cols uint16) {
+		w := newWorld(t)
+		w.unsetEnv("OPENAI_API_KEY")
+		bad, good := canary("badkey"), canary("goodkey")
+		var mu sync.Mutex
+		var sent []string
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/models" {
+				http.NotFound(rw, r)
+				return
+			}
+			mu.Lock()
+			sent = append(sent, r.Header.Get("Authorization"))
+			mu.Unlock()
+			if r.Header.Get("Authorization") != "Bearer "+good {
+				http.Error(rw, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
+				return
+			}
+			rw.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(rw, `{"object":"list","data":[{"id":"keyed-model","object":"model"}]}`)
+		}))
+		t.Cleanup(srv.Close)
+		tm := startPTYSize(t, w, 40, cols, "setup")
+		tm.expect("(1/5) Which kind of model server?", 20*time.Second)
+		tm.send("\r")
+		tm.expect("(2/5) Where is it?", 10*time.Second)
+		tm.send("\x1b[B\x1b[B\x1b[B\r") // Another URL…
+		tm.expect("(2/5) Base URL", 10*time.Second)
+		tm.send(srv.URL + "/v1\r")
+		tm.expect("(3/5) API key", 10*time.Second)
+		time.Sleep(200 * time.Millisecond)
+		tm.send(bad + "\r")
+		tm.expect("rejected the key (HTTP 401)", 10*time.Second)
+		tm.expect("Type the key again", 5*time.Second)
+		tm.expectAfter("Type the key again", "(3/5) API key", 10*time.Second)
+		if strings.Contains(tm.Screen()[strings.LastIndex(tm.Screen(), "Type the key again"):], "(4/5)") {
+			t.Fatalf("a rejected key went on to the model question:\n%s", tm.Screen())
+		}
+		time.Sleep(200 * time.Millisecond)
+		tm.send(good + "\r")
+		tm.expect("the key works", 10*time.Second)
+		tm.expect("(4/5) Model", 10*time.Second)
+		tm.send("\r")
+		tm.expect("(5/5) Where should hush keep secrets?", 10*time.Second)
+		tm.send("\r")
+		if code := tm.wait(20 * time.Second); code != 0 {
+			t.Fatalf("exit %d\n%s", code, tm.Screen())
+		}
+		configHas(t, w, "base_url", srv.URL+"/v1", "model", "keyed-model")
+		vault, _ := os.ReadFile(filepath.Join(w.dataDir, "vault.env"))
+		if !strings.Contains(string(vault), good) || strings.Contains(string(vault), bad) {
+			t.Errorf("vault.env after setup holds the refused key or not the accepted one")
 		}
 		mu.Lock()
-		sent = append(sent, r.Header.Get("Authorization"))
-		mu.Unlock()
-		if r.Header.Get("Authorization") != "Bearer "+good {
-			http.Error(rw, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
-			return
+		defer mu.Unlock()
+		if len(sent) != 2 || sent[0] != "Bearer "+bad || sent[1] != "Bearer "+good {
+			t.Errorf("the server was asked %d time(s); want the refused key, then the accepted one", len(sent))
 		}
-		rw.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(rw, `{"object":"list","data":[{"id":"keyed-model","object":"model"}]}`)
-	}))
-	t.Cleanup(srv.Close)
-	tm := startPTY(t, w, "setup")
-	tm.expect("(1/5) Which kind of model server?", 20*time.Second)
-	tm.send("\r")
-	tm.expect("(2/5) Where is it?", 10*time.Second)
-	tm.send("\x1b[B\x1b[B\x1b[B\r") // Another URL…
-	tm.expect("(2/5) Base URL", 10*time.Second)
-	tm.send(srv.URL + "/v1\r")
-	tm.expect("(3/5) API key", 10*time.Second)
-	time.Sleep(200 * time.Millisecond)
-	tm.send(bad + "\r")
-	tm.expect("rejected the key (HTTP 401)", 10*time.Second)
-	tm.expect("Type the key again", 5*time.Second)
-	tm.expectAfter("Type the key again", "(3/5) API key", 10*time.Second)
-	if strings.Contains(tm.Screen()[strings.LastIndex(tm.Screen(), "Type the key again"):], "(4/5)") {
-		t.Fatalf("a rejected key went on to the model question:\n%s", tm.Screen())
-	}
-	time.Sleep(200 * time.Millisecond)
-	tm.send(good + "\r")
-	tm.expect("the key works", 10*time.Second)
-	tm.expect("(4/5) Model", 10*time.Second)
-	tm.send("\r")
-	tm.expect("(5/5) Where should hush keep secrets?", 10*time.Second)
-	tm.send("\r")
-	if code := tm.wait(20 * time.Second); code != 0 {
-		t.Fatalf("exit %d\n%s", code, tm.Screen())
-	}
-	configHas(t, w, "base_url", srv.URL+"/v1", "model", "keyed-model")
-	vault, _ := os.ReadFile(filepath.Join(w.dataDir, "vault.env"))
-	if !strings.Contains(string(vault), good) || strings.Contains(string(vault), bad) {
-		t.Errorf("vault.env after setup holds the refused key or not the accepted one")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(sent) != 2 || sent[0] != "Bearer "+bad || sent[1] != "Bearer "+good {
-		t.Errorf("the server was asked %d time(s); want the refused key, then the accepted one", len(sent))
-	}
-	if sc := tm.Raw(); strings.Contains(sc, bad) || strings.Contains(sc, good) {
-		t.Error("a typed key reached the screen")
-	}
+		if sc := tm.Raw(); strings.Contains(sc, bad) || strings.Contains(sc, good) {
+			t.Error("a typed key reached the screen")
+		}
+	})
 }
 
 // dataFiles lists every file under the data dir (relative paths).
