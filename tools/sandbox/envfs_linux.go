@@ -279,8 +279,8 @@ func FuseStatus() error { return fuseUsable() }
 // envPlan is the .env layer of one constructed world: the project (its
 // path inside and its host path), the directories of it that go through
 // the layer — the project itself and every directory on the way to one
-// holding a .env-family name — and each other subdirectory of theirs,
-// bound through on top of the layer.
+// holding a .env-family name — and each other subdirectory of theirs (and
+// each socket and FIFO in them), bound through on top of the layer.
 type envPlan struct {
 	root, src string
 	served    []string    // the directories the layer serves, parents first
@@ -334,7 +334,11 @@ func planEnvLayer(view []Entry, masks []Mask) *envPlan {
 		}
 		for _, e := range ents {
 			inside := filepath.Join(d, e.Name())
-			if !e.IsDir() || envHidden(e.Name()) || served[inside] {
+			// Directories, and the sockets and FIFOs the host made there:
+			// through the layer one would be an inode of its own, which no
+			// process outside listens on.
+			through := e.IsDir() || e.Type()&(os.ModeSocket|os.ModeNamedPipe) != 0
+			if !through || envHidden(e.Name()) || served[inside] {
 				continue
 			}
 			p.binds = append(p.binds, [2]string{inside, filepath.Join(host, e.Name())})
@@ -472,7 +476,7 @@ func RenderEnvLayer(w io.Writer, sb *Config) {
 	for _, d := range p.served {
 		fmt.Fprintf(w, "      %s\n", d)
 	}
-	fmt.Fprintf(w, "#   bound through on top, as on the host (%d): each other subdirectory of those\n", len(p.binds))
+	fmt.Fprintf(w, "#   bound through on top, as on the host (%d): each other subdirectory of those, and their sockets and FIFOs\n", len(p.binds))
 	for _, b := range p.binds {
 		fmt.Fprintf(w, "      %s\n", b[0])
 	}

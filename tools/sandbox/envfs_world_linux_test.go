@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,7 +260,27 @@ func TestEverydayWorkThroughTheEnvLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A socket the host listens on in the project root: the tool reaches
+	// it (bound through, not the layer's inode of it).
+	sock := filepath.Join(w.project, "host.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_ = os.Chmod(sock, 0o666)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("sock-ok\n"))
+			c.Close()
+		}
+	}()
 	script := `export GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off
+/usr/bin/python3 -c 'import socket;s=socket.socket(socket.AF_UNIX);s.connect("host.sock");print(s.recv(100).decode())' 2>&1
 grep -F ' ` + w.project + ` ' /proc/self/mountinfo | grep -q fuse.hush && echo layer:yes
 grep -F ' ` + w.project + `/pkg ' /proc/self/mountinfo | grep -q -v fuse && echo pkg:bound
 go build -o app . && ./app && go test ./... 2>&1
@@ -277,7 +298,7 @@ cat .env sub/.env 2>&1 | xxd -p | tr -d '\n'; echo`
 	time.Sleep(300 * time.Millisecond)
 	writeFile(t, filepath.Join(w.project, "from-host.txt"), "host-made\n")
 	out := <-done
-	for _, want := range []string{"layer:yes", "pkg:bound", "built", "ok  \texample.com/app", "commit:ok", "files:ok", "host-made"} {
+	for _, want := range []string{"layer:yes", "pkg:bound", "sock-ok", "built", "ok  \texample.com/app", "commit:ok", "files:ok", "host-made"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing:\n%s", want, out)
 		}
