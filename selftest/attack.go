@@ -58,7 +58,7 @@ const (
 
 // AttackRows lists the attacks in display order.
 var AttackRows = append([]string{AtkSibProcBash, AtkSibPsBash, AtkSibProcMCP, AtkSibPsMCP, AtkVaultFile, AtkKeyring, AtkSSHAgent, AtkSessionKey, AtkConfigWrite,
-	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkMemProc, AtkMemVM, AtkLinger}, ChannelRows...)
+	AtkTrustWrite, AtkExeWrite, AtkSSHWrite, AtkReveal, AtkDotEnv, AtkDotEnvLocal, AtkSubDotEnv, AtkEnvrc, AtkDotEnvRename, AtkMemProc, AtkMemVM, AtkLinger}, ChannelRows...)
 
 // Attack columns: who the agent under test and its tools run as.
 const (
@@ -97,7 +97,7 @@ const (
 
 func newAttackCanaries() canaries {
 	c := canaries{}
-	for i, l := range append([]string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent}, channelLabels...) {
+	for i, l := range append([]string{aVault, aEnvCred, aSibMCP, aSibBG, aSibCall, aKeyring, aDotEnv, aDotLocal, aSubDot, aEnvrc, aLinger, aSessKey, aSSHAgent, aDotEnvSaved}, channelLabels...) {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		c[l] = canaryPrefix + "atk" + strconv.Itoa(i) + "-" + hex.EncodeToString(b)
@@ -326,6 +326,13 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 		`{ printf %s "$p" | grep . | sort -u | r scan-proc; ` + need("ps", "scan-ps") + `printf %s "$s" | grep . | sort -u | r scan-ps; fi; } > ` + fScanReport +
 		`; touch ` + fScanDone
 	add("Starting a scanner.", PathBackground, map[string]any{"action": "start", "command": scanner, "secrets": none, "env": mark})
+	// The rename watcher (dotenvrename.go): an ungranted background
+	// process rereading .env while the audit saves it by rename.
+	add("Watching .env.", PathBackground, map[string]any{"action": "start", "command": renameWatcher(), "secrets": none, "env": mark})
+	// Its report, once the audit's saves are done: before any other call
+	// reads .env, whose mask (where there is no .env layer) a save during
+	// that call would detach too.
+	add("Waiting for the saves.", PathBash, map[string]any{"script": atkShellLib + `waitfor ` + fRenameDone + `; cat ` + fRenameReport + `; echo saved`, "secrets": none})
 	// The concurrent granted call: it holds its secret while the scanner
 	// completes three passes.
 	add("A call with a secret.", PathBash, map[string]any{"script": tag("attack-call-target") + atkShellLib +
@@ -398,6 +405,8 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 // attackResult is what one run of the attack turn produced.
 type attackResult struct {
 	w            *attackWorld
+	cred         *syscall.Credential // who the agent under test ran as (nil: the auditor)
+	noSandbox    bool                // --sandbox off
 	lines        map[string]string
 	text         string // every tool result, for the MCP target's probe report
 	stdout       string
@@ -417,6 +426,7 @@ type attackResult struct {
 	keyPlanted   error  // why the audit could not plant and read back its session key
 	ch           channels
 	plantedPath  bool // the PATH plant arrived in the home
+	renameSaves  int  // how many times the audit saved .env by rename under the watcher
 }
 
 // runAttack lays out an attack world in dir and runs the attack turn once
@@ -491,7 +501,7 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}
-	r := &attackResult{w: w, ch: ch}
+	r := &attackResult{w: w, ch: ch, cred: cred, noSandbox: o.NoSandbox}
 	// STORAGE: a key in the session keyring the agent under test inherits
 	// (this thread's: attacks runs each attack turn on a thread of its own
 	// that joins a fresh session keyring first, so the key never sits in
@@ -538,6 +548,12 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 				return
 			}
 		}
+	}()
+	// The rename row: save .env by rename under the watcher.
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		r.renameSaves = renameSavesUnder(w, cred, watchDone)
 	}()
 	runErr := cmd.Wait()
 	close(watchDone)
@@ -915,6 +931,7 @@ func (r *attackResult) cells() map[string]Cell {
 	out[AtkDotEnvLocal] = dot(".env.local")
 	out[AtkSubDotEnv] = dot("sub/.env")
 	out[AtkEnvrc] = dot(".envrc")
+	out[AtkDotEnvRename] = r.renameCell()
 
 	// MEMORY.
 	out[AtkMemProc] = r.readAttack([]string{"mem-proc"}, []string{"mem-proc-control"}, identity)

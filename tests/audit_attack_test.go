@@ -87,7 +87,7 @@ var auditAttacks = []string{
 	"siblings: ps eww from an MCP server", "storage: read vault.env", "storage: the keyring over the bus", "storage: the ssh agent",
 	"storage: a key in hush's session keyring", "storage: write config.toml", "storage: write the trust file",
 	"storage: rewrite hush's executable", "storage: add a login key to ~/.ssh", "storage: hush vault reveal in a pty",
-	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc",
+	"dotenv: .env", "dotenv: .env.local", "dotenv: sub/.env", "dotenv: .envrc", renameRow,
 	"memory: /proc/<hush>/mem", "memory: process_vm_readv", "linger: a detached child after the call",
 	"world: the X server socket and ~/.Xauthority", "world: ssh ControlMaster sockets", "world: ~/.ssh/agent.sock, no SSH_AUTH_SOCK",
 	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
@@ -111,14 +111,39 @@ func redCells(cols []string, memRed map[string]bool) []string {
 	return out
 }
 
+const renameRow = "dotenv: .env replaced by rename under a running background process"
+
+// renameLeaksFor is what the rename row must say for an unprivileged hush
+// here: where nobody may not open the FUSE device (a /dev/fuse of mode
+// 0600, as on this machine class), its .env files are bind masks, which
+// the audit's rename saves detach — a LEAK the audit must report, naming
+// the device; where nobody may, nothing.
+func renameLeaksFor(t *testing.T, col string) []string {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat("/dev/fuse", &st); err == nil && st.Mode&0o006 == 0o006 {
+		return nil
+	}
+	return []string{renameRow + "/" + col + "=LEAK"}
+}
+
 // TestAuditAttacksPassWithTheSandbox: as root, every attack of the hostile
 // turn — as root and unprivileged — finds nothing, and each positive
-// control found its marker (a failed control is FAIL, not pass).
+// control found its marker (a failed control is FAIL, not pass); but for
+// the rename row of an unprivileged hush that may open no FUSE device.
 func TestAuditAttacksPassWithTheSandbox(t *testing.T) {
 	t.Parallel()
 	rep, code, out := runAuditAs(t, nil)
-	if got := rep.notPass(); code != 0 || len(got) != 0 || rep.NotChecked != 0 {
-		t.Fatalf("exit %d, cells not passing:\n  %s\nverdict %q\n%s", code, strings.Join(got, "\n  "), rep.Verdict, out)
+	want := renameLeaksFor(t, "unprivileged")
+	wantCode := 0
+	if len(want) > 0 {
+		wantCode = 1
+	}
+	if got := rep.notPass(); code != wantCode || strings.Join(got, "\n") != strings.Join(want, "\n") || rep.NotChecked != 0 {
+		t.Fatalf("exit %d, cells not passing:\n  %s\nwant:\n  %s\nverdict %q\n%s", code, strings.Join(got, "\n  "), strings.Join(want, "\n  "), rep.Verdict, out)
+	}
+	if len(want) > 0 && !strings.Contains(out, "FUSE device") {
+		t.Errorf("the rename row's LEAK does not name the FUSE device:\n%s", out)
 	}
 }
 
@@ -163,11 +188,23 @@ func TestAuditAttacksAsAnUnprivilegedAuditor(t *testing.T) {
 			if c := row.Cells["as root"]; c.Status != "not checked" || !strings.Contains(c.Detail, "runs as uid 65534") {
 				t.Errorf("%s / as root: %s %q, want not checked", row.Attack, c.Status, c.Detail)
 			}
-			if c := row.Cells["unprivileged"]; c.Status != "pass" {
-				t.Errorf("%s / unprivileged: %s %q", row.Attack, c.Status, c.Detail)
+			want := "pass"
+			if row.Attack == renameRow && len(renameLeaksFor(t, "unprivileged")) > 0 {
+				want = "LEAK"
+			}
+			if c := row.Cells["unprivileged"]; c.Status != want {
+				t.Errorf("%s / unprivileged: %s %q, want %s", row.Attack, c.Status, c.Detail, want)
 			}
 		}
-		if code != 0 || !strings.Contains(rep.Verdict, "not checked") || rep.NotChecked != len(auditAttacks) {
+		wantCode := 0
+		if len(renameLeaksFor(t, "unprivileged")) > 0 {
+			wantCode = 1
+		}
+		verdict := "not checked"
+		if wantCode == 1 {
+			verdict = "LEAK"
+		}
+		if code != wantCode || !strings.Contains(rep.Verdict, verdict) || rep.NotChecked != len(auditAttacks) {
 			t.Errorf("exit %d, %d not checked, verdict %q", code, rep.NotChecked, rep.Verdict)
 		}
 	})
