@@ -103,7 +103,13 @@ func TestAuditPassesOnACleanConfiguration(t *testing.T) {
 		t.Logf("docker-bash row left out: %s", why)
 	}
 	rep, code := runAudit(t, w, "", docker)
-	if code != 0 || len(rep.red()) != 0 {
+	// 1 only for the rename row's unprivileged LEAK where nobody may open
+	// no FUSE device (audit_attack_test.go checks that cell).
+	wantCode := 0
+	if len(renameLeaksFor(t, "unprivileged")) > 0 {
+		wantCode = 1
+	}
+	if code != wantCode || len(rep.red()) != 0 {
 		t.Fatalf("exit %d, red cells %v, verdict %q", code, rep.red(), rep.Verdict)
 	}
 	want := []string{"bash", "background", "mcp", "read/grep"}
@@ -180,13 +186,19 @@ func TestAuditMatrixInATerminal(t *testing.T) {
 	tm := startPTY(t, w, "audit", "--no-docker")
 	code := tm.wait(120 * time.Second)
 	screen := tm.Screen()
-	if code != 0 {
+	// Where nobody may open no FUSE device, the rename row's unprivileged
+	// cell is the one LEAK (audit_attack_test.go checks it).
+	wantCode, verdict := 0, "pass: no planted secret reached"
+	if len(renameLeaksFor(t, "unprivileged")) > 0 {
+		wantCode, verdict = 1, "LEAK: 1 check(s) found a planted secret"
+	}
+	if code != wantCode {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	for _, want := range []string{
 		"PATH        ENV   FILES  AGENT ENVIRON  AGENT MEMORY  CMDLINES  OUTPUT  TRANSCRIPT  AUDIT LOG  GRANTED",
 		"bash        pass  n/a    pass           pass          pass      pass    pass        pass       pass",
-		"pass: no planted secret reached",
+		verdict,
 		"Configuration risks:",
 		"is a legacy secret file in the project",
 	} {
