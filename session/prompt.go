@@ -234,6 +234,12 @@ type PromptInput struct {
 	Instructions []Instruction
 }
 
+// promptSecretNames is how many secret names the system prompt lists. A
+// vault of 8,000 put some 140 KB of names into every model request (tens
+// of thousands of tokens, past some models' whole context), and built it
+// before the session's first byte.
+const promptSecretNames = 200
+
 // toolAdvice says when to prefer each of hush's tools; a tool not listed
 // (an MCP tool) is described by its own schema.
 var toolAdvice = []struct{ name, advice string }{
@@ -310,7 +316,12 @@ func SystemPrompt(in PromptInput) string {
 	} else {
 		names := append([]string(nil), in.SecretNames...)
 		sort.Strings(names)
-		fmt.Fprintf(&b, "Secrets the user has, by name: %s.\n", strings.Join(names, ", "))
+		more := ""
+		if len(names) > promptSecretNames {
+			more = fmt.Sprintf(" and %d more not listed here (ask the user which to use)", len(names)-promptSecretNames)
+			names = names[:promptSecretNames]
+		}
+		fmt.Fprintf(&b, "Secrets the user has, by name: %s%s.\n", strings.Join(names, ", "), more)
 	}
 	b.WriteString("Files hush keeps secrets in, credential stores and .env files are masked from every tool.\n")
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +198,16 @@ func TestSystemPrompt(t *testing.T) {
 		if strings.Contains(p, absent) {
 			t.Errorf("prompt describes a tool not offered: %q", absent)
 		}
+	}
+	// A large vault: the first 200 names, and how many more.
+	in.SecretNames = nil
+	for i := range 8000 {
+		in.SecretNames = append(in.SecretNames, fmt.Sprintf("BULK_%04d", i))
+	}
+	p = SystemPrompt(in)
+	if !strings.Contains(p, "by name: BULK_0000, BULK_0001, ") || !strings.Contains(p, ", BULK_0199 and 7800 more not listed here (ask the user which to use).\n") ||
+		strings.Contains(p, "BULK_0200") {
+		t.Errorf("8,000 names: %.300s", p[strings.Index(p, "Secrets the user has"):])
 	}
 	in.Git, in.SecretNames, in.Instructions = Git{}, nil, nil
 	p = SystemPrompt(in)
