@@ -64,6 +64,10 @@ type Spec struct {
 	// Env. Where the sandbox cannot give the child a network namespace,
 	// Egress is not called and the child's network is as without it.
 	Egress func(ctx context.Context, l net.Listener)
+	// Local, with Egress, are the session's local services (localnet.go):
+	// the child reaches those its session's running calls listen on at
+	// 127.0.0.1, and its own are reached by the session's later calls.
+	Local *LocalServices
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
 	KillGrace time.Duration
@@ -87,6 +91,7 @@ type Cmd struct {
 	watch  *sandbox.LimitWatch // the call's process limit (limits.go)
 	egress func(context.Context, net.Listener)
 	stop   context.CancelFunc // ends egress's Serve
+	local  *LocalServices
 }
 
 // Start starts the command.
@@ -103,6 +108,12 @@ func (c *Cmd) Start() error {
 			ctx, cancel := context.WithCancel(context.Background())
 			c.stop = cancel
 			go c.egress(ctx, l)
+			if c.local != nil {
+				c.local.add(c.direct.NetNS(), c.Process.Pid)
+				for _, fl := range c.direct.Forwarded() {
+					go c.local.serve(fl)
+				}
+			}
 		} else if lerr != nil && c.Stderr != nil {
 			// The tool has no way out; say why once, where its output goes.
 			fmt.Fprintf(c.Stderr, "hush: this call has no network: %v\n", lerr)
@@ -121,6 +132,7 @@ func (c *Cmd) Wait() error {
 	var err error
 	if c.direct != nil {
 		err = c.direct.Wait(c.Cmd)
+		c.local.remove(c.direct.NetNS())
 	} else {
 		err = c.Cmd.Wait()
 	}
@@ -185,6 +197,7 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	if box != nil && spec.Egress != nil && !box.NoNetwork {
 		b := *box
 		b.Proxy = true
+		b.Forward = spec.Local.ports()
 		box = &b
 	}
 	if box != nil {
@@ -213,7 +226,11 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	}
 	// Without it a grandchild holding stdout open would keep Wait blocked.
 	cmd.WaitDelay = grace + 2*time.Second
-	return &Cmd{Cmd: cmd, direct: direct, box: spec.Sandbox, egress: egressFn}, nil
+	c := &Cmd{Cmd: cmd, direct: direct, box: spec.Sandbox, egress: egressFn}
+	if egressFn != nil {
+		c.local = spec.Local
+	}
+	return c, nil
 }
 
 // proxyNames are the variables that point a program at a proxy; a child

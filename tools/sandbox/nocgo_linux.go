@@ -19,7 +19,8 @@ type Direct struct {
 	plan   []byte
 	ctx    context.Context
 	// proxy is never served: without cgo Status says the sandbox is off.
-	proxy bool
+	proxy   bool
+	forward []int
 }
 
 // ProxyListener is never called: without cgo Status says the sandbox is off.
@@ -37,3 +38,18 @@ func landlockStart(context.Context, *exec.Cmd, string, *Config) (*Direct, error)
 
 // Proxied is never called: without cgo Status says the sandbox is off.
 func (*Direct) Proxied() bool { return false }
+
+// Forwarded is never called here: Status says the sandbox is off.
+func (*Direct) Forwarded() []net.Listener { return nil }
+
+// NetNS is never called here: Status says the sandbox is off.
+func (*Direct) NetNS() *NetNS { return nil }
+
+// NetNS is a tool's network; there is none here.
+type NetNS struct{}
+
+// Connect fails: there is no tool network here.
+func (*NetNS) Connect(int) (net.Conn, error) { return nil, errors.New("sandbox: no tool network here") }
+
+// Close does nothing here.
+func (*NetNS) Close() {}

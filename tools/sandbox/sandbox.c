@@ -716,6 +716,8 @@ static int hush_sb_lo_up(void) {
 	return r;
 }
 
+static int hush_sb_listen_lo(int port);
+
 // hush_sb_proxy_listen makes the listener of hush's egress proxy inside
 // the new network namespace: 127.0.0.1:port, a port below 1024 that only
 // this set-up (which holds every capability in the namespace until it
@@ -727,6 +729,12 @@ static int hush_sb_proxy_listen(int port) {
 	if (hush_sb_lo_up() != 0) {
 		return -errno;
 	}
+	return hush_sb_listen_lo(port);
+}
+
+// hush_sb_listen_lo listens on 127.0.0.1:port in the namespace's network;
+// the descriptor or -errno.
+static int hush_sb_listen_lo(int port) {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		return -errno;
@@ -1040,6 +1048,10 @@ struct hush_sb_spawn_args {
 	int nsfd;   // out: the new mount namespace, opened in hush's descriptor table, or -1
 	int pport;  // the egress proxy's port inside the namespace, or 0 (hush_sb_proxy_listen)
 	int pfd;    // out: its listener, in hush's descriptor table, or -errno
+	int userfd, netfd; // out, with pport: the child's user and network namespaces, or -1
+	const int *fwd;    // with pport: ports of the session's local services to listen on
+	int *fwdfds;       // out: a listener per fwd port, or -errno
+	int nfwd;
 	int tfd;    // a copy of hush's template (hush_sb_template), or -1
 	int net;
 	int world; // the masks part is the world's records (hush_sb_world)
@@ -1068,6 +1080,14 @@ static int hush_sb_spawn_child(void *p) {
 	a->nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (a->pport > 0) {
 		a->pfd = hush_sb_proxy_listen(a->pport);
+		// References hush keeps to reach a local service this call starts
+		// (hush_sb_netns_connect), and listeners for the services earlier
+		// calls of the session started, which hush forwards to them.
+		a->userfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+		a->netfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		for (int i = 0; i < a->nfwd; i++) {
+			a->fwdfds[i] = a->pfd >= 0 ? hush_sb_listen_lo(a->fwd[i]) : -EINVAL;
+		}
 	}
 	if (unshare(CLONE_FILES) != 0) {
 		_exit(HUSH_SB_FAIL);
@@ -1144,9 +1164,15 @@ static int hush_sb_spawn_child(void *p) {
 // a reference to the child's mount namespace (or -1), which the caller
 // closes once the child has been waited for.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd) {
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd,
+	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd) {
 	*nsfd = -1;
 	*pfd = -1;
+	*userfd = -1;
+	*netfd = -1;
+	for (int i = 0; i < nfwd; i++) {
+		fwdfds[i] = -1;
+	}
 	const char *flags = plan + sizeof HUSH_SB_MAGIC;
 	struct hush_sb_spawn_args a;
 	memset(&a, 0, sizeof a);
@@ -1161,6 +1187,11 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.nsfd = -1;
 	a.pport = pport;
 	a.pfd = -1;
+	a.userfd = -1;
+	a.netfd = -1;
+	a.fwd = fwd;
+	a.fwdfds = fwdfds;
+	a.nfwd = pport > 0 ? nfwd : 0;
 	a.net = strchr(flags, 'N') != NULL || pport > 0;
 	a.world = strchr(flags, 'W') != NULL;
 	a.envfs = envfs;
@@ -1200,13 +1231,82 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	if (pid > 0) {
 		*nsfd = a.nsfd;
 		*pfd = a.pfd;
+		*userfd = a.userfd;
+		*netfd = a.netfd;
 	} else {
-		if (a.nsfd >= 0) {
-			close(a.nsfd);
+		int opened[] = {a.nsfd, a.pfd, a.userfd, a.netfd};
+		for (int i = 0; i < 4; i++) {
+			if (opened[i] >= 0) {
+				close(opened[i]);
+			}
 		}
-		if (a.pfd >= 0) {
-			close(a.pfd);
+		for (int i = 0; i < a.nfwd; i++) {
+			if (fwdfds[i] >= 0) {
+				close(fwdfds[i]);
+			}
+			fwdfds[i] = -1;
 		}
 	}
 	return pid < 0 ? -e : pid;
+}
+
+// hush_sb_netns_connect_args is one connection made inside a tool's network.
+struct hush_sb_netns_connect_args {
+	int userfd, netfd, port;
+	int fd; // out: the connected socket, in hush's descriptor table, or -errno
+};
+
+static int hush_sb_netns_connect_child(void *p) {
+	struct hush_sb_netns_connect_args *c = p;
+	// Joining the tool's user namespace first gives this child the
+	// capabilities there that joining its network namespace needs (hush
+	// created it, so an unprivileged hush may). It shares hush's
+	// descriptor table, so the socket stays hush's when it exits.
+	if (setns(c->userfd, CLONE_NEWUSER) != 0 || setns(c->netfd, CLONE_NEWNET) != 0) {
+		c->fd = -errno;
+		_exit(0);
+	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		c->fd = -errno;
+		_exit(0);
+	}
+	struct sockaddr_in sin;
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)c->port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+		c->fd = -errno;
+		close(fd);
+		_exit(0);
+	}
+	c->fd = fd;
+	_exit(0);
+}
+
+// hush_sb_netns_connect connects to 127.0.0.1:port inside the network of
+// a tool (its namespaces' descriptors from hush_sb_spawn): a local service
+// of the session, forwarded to a later call. A vfork'd child of hush does
+// it, with no exit signal, so no wait for any child of hush's reaps it.
+int hush_sb_netns_connect(int userfd, int netfd, int port) {
+	struct hush_sb_netns_connect_args c = {userfd, netfd, port, -EINVAL};
+	const size_t stack_size = 64 << 10;
+	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		return -errno;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int pid = clone(hush_sb_netns_connect_child, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0) {
+		int st;
+		while (waitpid(pid, &st, __WCLONE) < 0 && errno == EINTR) {
+		}
+	}
+	munmap(stack, stack_size);
+	return pid < 0 ? -e : c.fd;
 }

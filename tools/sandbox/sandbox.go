@@ -46,6 +46,10 @@ type Config struct {
 	// listener: no network at all. The Landlock world has no network
 	// namespace: there Proxy changes nothing (docs/network.md).
 	Proxy bool
+	// Forward, with Proxy, are ports to listen on at 127.0.0.1 in the
+	// child's network (Direct.Forwarded): the session's local services,
+	// which hush forwards to the network they run in (NetNS.Connect).
+	Forward []int
 	// Limits bound each call of the tool (limits.go).
 	Limits Limits
 	// Required refuses to start the child when the kernel refuses the

@@ -13,9 +13,18 @@ int hush_sb_template(void);
 // its namespaces) following plan; it returns the child's pid or -errno, and
 // *nsfd, a reference to the child's mount namespace, or -1. With pport > 0
 // the child gets a network namespace of its own and *pfd is a listener on
-// 127.0.0.1:pport inside it, for hush's egress proxy (or -errno). envfs is
-// the socket to hush's .env layer server (envfs.c), or -1.
+// 127.0.0.1:pport inside it, for hush's egress proxy (or -errno).
+// *userfd and *netfd are then references to its user and network
+// namespaces, and fwdfds[i] a listener on 127.0.0.1:fwd[i] there (for the
+// session's local services), or -errno. envfs is the socket to hush's .env
+// layer server (envfs.c), or -1.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd);
+	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd,
+	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd);
+
+// hush_sb_netns_connect connects to 127.0.0.1:port inside the network
+// namespace netfd (owned by the user namespace userfd), returning the
+// socket or -errno.
+int hush_sb_netns_connect(int userfd, int netfd, int port);
 
 #endif

@@ -78,7 +78,7 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		plan = planBytes(flags, masks)
 	}
 	if direct {
-		return &Direct{ctx: ctx, prog: prog, plan: plan, envDir: envDir, proxy: cfg.Proxy && !cfg.NoNetwork}, nil
+		return &Direct{ctx: ctx, prog: prog, plan: plan, envDir: envDir, proxy: cfg.Proxy && !cfg.NoNetwork, forward: cfg.Forward}, nil
 	}
 	cache := &planCache
 	if cfg.Masks != nil {

@@ -50,3 +50,18 @@ func envLayerProtection() Protection {
 
 // RenderEnvLayer: no .env layer here.
 func RenderEnvLayer(io.Writer, *Config) {}
+
+// Forwarded is never called here: Status says the sandbox is off.
+func (*Direct) Forwarded() []net.Listener { return nil }
+
+// NetNS is never called here: Status says the sandbox is off.
+func (*Direct) NetNS() *NetNS { return nil }
+
+// NetNS is a tool's network; there is none here.
+type NetNS struct{}
+
+// Connect fails: there is no tool network here.
+func (*NetNS) Connect(int) (net.Conn, error) { return nil, errors.New("sandbox: no tool network here") }
+
+// Close does nothing here.
+func (*NetNS) Close() {}

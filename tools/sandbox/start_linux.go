@@ -112,6 +112,9 @@ type Direct struct {
 	proxy      bool       // a listener for the egress proxy inside the child's network (Config.Proxy)
 	listener   net.Listener
 	listenErr  error
+	forward    []int          // ports to listen on in the child's network (Config.Forward)
+	forwarded  []net.Listener // their listeners, after Start
+	netns      *NetNS         // the child's network, after Start (Config.Proxy)
 	copies     chan error
 	ncopies    int
 	done       chan struct{}
@@ -234,10 +237,15 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		}
 		envSock = d.env.child
 	}
-	var nsfd, pfd C.int
+	var nsfd, pfd, userfd, netfd C.int
 	pport := 0
 	if d.proxy {
 		pport = ProxyPort
+	}
+	fwd := make([]C.int, len(d.forward)+1) // never empty: its address is passed
+	fwdfds := make([]C.int, len(d.forward)+1)
+	for i, p := range d.forward {
+		fwd[i] = C.int(p)
 	}
 	// One child in set-up at a time, and none beside os/exec's: see
 	// spawnLock.
@@ -247,7 +255,8 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		pid, nsfd = d.ll.spawn(path, &argv[0], &envp[0], dir, fds, pdeathsig), -1
 	} else {
 		pid = C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), C.int(envSock), &nsfd, &pfd)
+			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), C.int(envSock), &nsfd, &pfd,
+			&userfd, &netfd, &fwd[0], &fwdfds[0], C.int(len(d.forward)))
 	}
 	spawnLock.Unlock()
 	if d.env != nil {
@@ -267,6 +276,25 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 			f.Close()
 		} else {
 			d.listenErr = fmt.Errorf("sandbox: the egress proxy's listener: %w", syscall.Errno(-pfd))
+		}
+		if userfd >= 0 && netfd >= 0 {
+			d.netns = &NetNS{user: int(userfd), net: int(netfd)}
+		} else {
+			for _, fd := range []C.int{userfd, netfd} {
+				if fd >= 0 {
+					syscall.Close(int(fd))
+				}
+			}
+		}
+		for i := range d.forward {
+			if fwdfds[i] < 0 {
+				continue // the port was taken, or not ours to bind: no forward
+			}
+			f := os.NewFile(uintptr(fwdfds[i]), "forwarded port")
+			if l, err := net.FileListener(f); err == nil {
+				d.forwarded = append(d.forwarded, l)
+			}
+			f.Close()
 		}
 	}
 	p, err := os.FindProcess(int(pid))
@@ -305,6 +333,10 @@ func (d *Direct) Wait(c *exec.Cmd) error {
 	if d.listener != nil {
 		d.listener.Close() // ends the proxy's Serve, if it still runs
 	}
+	for _, l := range d.forwarded {
+		l.Close()
+	}
+	d.netns.Close()
 	if d.nsfd >= 0 {
 		// The last reference: its close unmounts the namespace's
 		// mounts, which waits for an RCU grace period. Nothing runs in
@@ -413,3 +445,53 @@ func (d *Direct) ProxyListener() (net.Listener, error) {
 // Proxied says Start will make the egress proxy's listener in the child's
 // network namespace (Config.Proxy, where the namespaces are had).
 func (d *Direct) Proxied() bool { return d.proxy }
+
+// Forwarded are the listeners Start made in the child's network for
+// Config.Forward's ports (a port that could not be bound has none). Wait
+// closes them.
+func (d *Direct) Forwarded() []net.Listener { return d.forwarded }
+
+// NetNS is the child's network after Start (Config.Proxy), through which
+// hush reaches a local service the child started; nil otherwise. Wait
+// closes it.
+func (d *Direct) NetNS() *NetNS { return d.netns }
+
+// NetNS is a reference to a sandboxed child's user and network
+// namespaces.
+type NetNS struct {
+	mu        sync.Mutex
+	user, net int // -1 once closed
+}
+
+// Connect connects to 127.0.0.1:port inside the network.
+func (n *NetNS) Connect(port int) (net.Conn, error) {
+	if n == nil {
+		return nil, errors.New("sandbox: no network to connect in")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.net < 0 {
+		return nil, errors.New("sandbox: the tool's network is gone")
+	}
+	fd := C.hush_sb_netns_connect(C.int(n.user), C.int(n.net), C.int(port))
+	if fd < 0 {
+		return nil, fmt.Errorf("connect to 127.0.0.1:%d in the tool's network: %w", port, syscall.Errno(-fd))
+	}
+	f := os.NewFile(uintptr(fd), "local service")
+	defer f.Close()
+	return net.FileConn(f)
+}
+
+// Close drops the references (nil-safe).
+func (n *NetNS) Close() {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.net >= 0 {
+		syscall.Close(n.user)
+		syscall.Close(n.net)
+		n.user, n.net = -1, -1
+	}
+}
