@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"slices"
+
+	"github.com/hushcli/hush/tools"
 )
 
 // Network is where host tools' calls go out: the session's egress proxy.
@@ -15,6 +17,9 @@ type Network interface {
 	Proxied(tool string) bool
 	// Serve answers the proxy requests of one call on l until ctx ends.
 	Serve(ctx context.Context, l net.Listener, call NetCall)
+	// Local are the session's local services (a dev server a background
+	// process started), reached by its later calls.
+	Local() *tools.LocalServices
 }
 
 // NetCall is one call behind the egress proxy: who it is, the names of the
@@ -41,4 +46,13 @@ func (tc *ToolContext) Egress() func(context.Context, net.Listener) {
 	call := NetCall{Tool: tc.Subject, Turn: tc.Turn, Secrets: slices.Clone(tc.held), Ask: tc.Ask}
 	n := tc.Network
 	return func(ctx context.Context, l net.Listener) { n.Serve(ctx, l, call) }
+}
+
+// Local is what a host tool puts in its spawn spec (tools.Spec.Local)
+// beside Egress: the session's local services, or nil.
+func (tc *ToolContext) Local() *tools.LocalServices {
+	if tc.Network == nil || !tc.Network.Proxied(tc.Subject) {
+		return nil
+	}
+	return tc.Network.Local()
 }

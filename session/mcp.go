@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 
@@ -27,7 +28,7 @@ import (
 // denied names each server kept from starting for want of a credential
 // (the gate refused a secret it needs, or it signs in with OAuth and no
 // sign-in is stored), one phrase each, for hush run's exit status.
-func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, policy *sandbox.Policy, gate executor.Gate, audit *auditlog.Log, id string) (ts []executor.Tool, stop func(), denied []string, err error) {
+func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, policy *sandbox.Policy, gate executor.Gate, audit *auditlog.Log, id string, network executor.Network) (ts []executor.Tool, stop func(), denied []string, err error) {
 	bgBox, err := HostSandbox(opts.Config, masks, policy, background.Name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -68,7 +69,7 @@ func startTools(ctx context.Context, opts Options, masks *sandbox.MaskSet, polic
 	mgr, err := StartMCP(ctx, MCPOptions{Sandbox: box, Servers: servers, Dir: opts.Dir, Ambient: opts.Ambient, Vault: opts.Vault,
 		Scrub: opts.Scrub, Gate: gate, Audit: audit, Session: id, Version: opts.Version, Events: opts.Events,
 		UnsafeNoCredentialFilter: opts.Config.Unsafe.NoCredentialFilter,
-		Store:                    opts.Vault, SignIn: signIn, Notice: warnTo(opts.Stderr)})
+		Store:                    opts.Vault, SignIn: signIn, Notice: warnTo(opts.Stderr), Network: network})
 	if err != nil {
 		bg.Close()
 		return nil, nil, nil, err
@@ -145,6 +146,10 @@ type MCPOptions struct {
 	Store  mcp.SecretStore
 	SignIn *mcp.SignIn
 	Notice func(string)
+	// Network is the session's egress proxy: a stdio server whose network
+	// is "proxy" goes out only through it, bound by the secrets it was
+	// granted. nil leaves the servers the network their sandbox gives.
+	Network executor.Network
 }
 
 // StartMCP builds an MCP manager and starts the named servers (every
@@ -166,7 +171,20 @@ func newMCP(o MCPOptions) (*mcp.Manager, error) {
 	grant := func(ctx context.Context, server string, turn int) tools.Grant {
 		return executor.GatedVault(ctx, audited, mcp.Subject(server), turn, o.Vault).WithDetail("starting MCP server " + server).Get
 	}
+	var egressFor func(server string, secrets []string) func(context.Context, net.Listener)
+	var local *tools.LocalServices
+	if n := o.Network; n != nil && n.Proxied("mcp") {
+		local = n.Local()
+		egressFor = func(server string, secrets []string) func(context.Context, net.Listener) {
+			subject := mcp.Subject(server)
+			call := executor.NetCall{Tool: subject, Secrets: secrets, Ask: func(gateID, detail string) (executor.Verdict, error) {
+				return audited.Decide(context.Background(), executor.Request{GateID: gateID, Subject: subject, Detail: detail})
+			}}
+			return func(ctx context.Context, l net.Listener) { n.Serve(ctx, l, call) }
+		}
+	}
 	return mcp.NewManager(mcp.Options{
+		Egress: egressFor, Local: local,
 		Sandbox: o.Sandbox,
 		Servers: o.Servers, Dir: o.Dir, Ambient: o.Ambient, Secrets: o.Scrub,
 		Grant: grant, Version: o.Version, HTTPClient: HTTPClient(o.Ambient),

@@ -11,6 +11,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
+	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/sandbox/egress"
 	"golang.org/x/net/http/httpproxy"
 )
@@ -28,7 +29,11 @@ const (
 type network struct {
 	proxy   *egress.Proxy
 	proxied map[string]bool
+	local   tools.LocalServices
 }
+
+// Local implements executor.Network.
+func (n *network) Local() *tools.LocalServices { return &n.local }
 
 // netCallKey carries a call's executor.NetCall to the proxy's Ask.
 type netCallKey struct{}

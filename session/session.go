@@ -360,10 +360,27 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			}
 		}
 	}
+	// Every host tool's way out: the session's egress proxy.
+	var egressNet executor.Network
+	if !cfg.Unsafe.NoSandbox {
+		proxied := map[string]bool{}
+		for _, tool := range []string{bash.Name, background.Name, "mcp"} {
+			if mode, _ := NetworkMode(cfg, tool); mode == NetworkProxy {
+				proxied[tool] = true
+			}
+		}
+		n, err := newNetwork(cfg, opts.Ambient, audit, id, opts.Events, proxied)
+		if err != nil {
+			transcriptFile.Close()
+			closeTel()
+			return nil, err
+		}
+		egressNet = n
+	}
 	// Background processes and MCP servers live as long as the session; MCP
 	// servers start now, so a secret they need is asked for before the
 	// first turn rather than in the middle of one.
-	extra, stopExtra, startDenied, err := startTools(ctx, opts, masks, policy, gate, audit, id)
+	extra, stopExtra, startDenied, err := startTools(ctx, opts, masks, policy, gate, audit, id, egressNet)
 	if err == nil && ctx.Err() != nil {
 		stopExtra()
 		err = ErrInterrupted
@@ -391,20 +408,6 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		}
 	}
 	instructions := Loaded(ins)
-	var egressNet executor.Network
-	if !cfg.Unsafe.NoSandbox {
-		proxied := map[string]bool{}
-		for _, tool := range []string{bash.Name, background.Name, "mcp"} {
-			if mode, _ := NetworkMode(cfg, tool); mode == NetworkProxy {
-				proxied[tool] = true
-			}
-		}
-		n, err := newNetwork(cfg, opts.Ambient, audit, id, opts.Events, proxied)
-		if err != nil {
-			return nil, err
-		}
-		egressNet = n
-	}
 	agent := &executor.Agent{
 		Network:    egressNet,
 		Provider:   prov,

@@ -188,3 +188,53 @@ func httpGet(t *testing.T, url string) string {
 	b, _ := io.ReadAll(c)
 	return string(b)
 }
+
+// TestSessionLocalServicesReachLaterCalls: every call has a network of
+// its own, yet a dev server a background process started is reached by a
+// later call of the session at 127.0.0.1 — by curl (which skips the proxy
+// for localhost), python's urllib and bash's /dev/tcp, which knows no
+// proxy — while the user's own service on the host's loopback stays out.
+// Root and unprivileged.
+func TestSessionLocalServicesReachLaterCalls(t *testing.T) {
+	for _, a := range attackers(t) {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			hw := newHostileWorld(t, a)
+			files := newRawServer(t, "VAULT="+hw.canaries["vault"])
+			port := files.addr()[strings.LastIndexByte(files.addr(), ':')+1:]
+			hw.write(filepath.Join(hw.project, "index.html"), "served by the session's dev server "+markValue(hw.world)+"\n")
+			if err := os.MkdirAll(filepath.Join(hw.project, "loot"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The dev server listens on a free port of the host too: a
+			// forward must not depend on the port being free outside.
+			dev := newRawServer(t, "the host's own service on the dev server's port")
+			devPort := dev.addr()[strings.LastIndexByte(dev.addr(), ':')+1:]
+			start := fakeCall{"background", map[string]any{"action": "start", "command": "exec python3 -m http.server " + devPort + " --bind 127.0.0.1"}}
+			wait := fakeCall{"bash", map[string]any{"script": "for i in $(seq 50); do curl -s -o /dev/null http://127.0.0.1:" + devPort + "/ 2>/dev/null && break; sleep 0.1; done; echo waited"}}
+			use := fakeCall{"bash", map[string]any{"script": `curl -sS -m 5 http://localhost:` + devPort + `/index.html > loot/curl 2>&1
+python3 -c "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:` + devPort + `/index.html').read().decode())" > loot/urllib 2>&1
+timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/` + devPort + `; printf "GET /index.html HTTP/1.0\r\n\r\n" >&3; cat <&3' > loot/devtcp 2>&1
+timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/` + port + `; printf "GET / HTTP/1.0\r\n\r\n" >&3; cat <&3' > loot/hostfiles 2>&1
+echo used`}}
+			model := hostileModel(t, start, wait, use)
+			hw.configFor(model, "")
+			out, _ := hw.run(t, "attack")
+			if !strings.Contains(out, "used") {
+				t.Fatalf("%s: the calls did not run:\n%s", a.name, out)
+			}
+			for _, l := range []string{"curl", "urllib", "devtcp"} {
+				if got := hw.loot(l); !strings.Contains(got, markValue(hw.world)) {
+					t.Errorf("%s: a later call did not reach the session's dev server with %s: %q", a.name, l, got)
+				}
+			}
+			if n, _ := dev.seen(); n != 0 {
+				t.Errorf("%s: the host's own service on the dev server's port got %d connection(s)", a.name, n)
+			}
+			hw.noSecret(t, "hostfiles", nil)
+			if n, _ := files.seen(); n != 0 {
+				t.Errorf("%s: a call reached the user's loopback file server (%d connection(s))", a.name, n)
+			}
+		})
+	}
+}

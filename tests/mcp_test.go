@@ -156,8 +156,13 @@ decision = "allow"
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		if got, want := strings.Join(keys, ","), "HOME,HUSH_GRANTED,PATH,PLAIN_SETTING,TERM"; got != want {
+		// The proxy variables point at hush's egress proxy inside the
+		// server's own network: its one way out.
+		if got, want := strings.Join(keys, ","), "ALL_PROXY,HOME,HTTPS_PROXY,HTTP_PROXY,HUSH_GRANTED,NO_PROXY,PATH,PLAIN_SETTING,TERM,all_proxy,http_proxy,https_proxy,no_proxy"; got != want {
 			t.Errorf("server-everything's environment has %s, want exactly %s", got, want)
+		}
+		if got := env["HTTPS_PROXY"]; got != "http://127.0.0.1:1023" {
+			t.Errorf("server-everything's HTTPS_PROXY is %q, want hush's egress proxy http://127.0.0.1:1023", got)
 		}
 	}
 	for _, want := range []string{

@@ -104,6 +104,8 @@ type Spec struct {
 	// leaves it the network its sandbox gives. A kept process loses its
 	// way out when hush exits.
 	Egress func(context.Context, net.Listener)
+	// Local are the session's local services (tools.Spec.Local).
+	Local *tools.LocalServices
 }
 
 // State is where a process is in its life.
@@ -225,7 +227,7 @@ func (m *Manager) Start(spec Spec) (Info, error) {
 	cmd, err := tools.Command(context.Background(), tools.Spec{
 		Path: "bash", Args: []string{"-c", tools.StopOnTerm + spec.Script}, Dir: spec.Dir, Env: spec.Env,
 		Stdout: out, Stderr: out, Secrets: spec.Secrets, Outlive: spec.Keep, KillGrace: m.opts.KillGrace,
-		Sandbox: m.opts.Sandbox, Egress: spec.Egress,
+		Sandbox: m.opts.Sandbox, Egress: spec.Egress, Local: spec.Local,
 	})
 	if err == nil {
 		err = cmd.Start()

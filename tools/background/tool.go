@@ -159,7 +159,7 @@ func (t Tool) start(tc *executor.ToolContext, p Params) (executor.Result, error)
 	if err != nil {
 		return executor.Result{}, err // start nothing
 	}
-	i, err := t.M.Start(Spec{Script: p.Command, Dir: tc.Dir, Env: env, Secrets: tc.Secrets, Keep: p.Keep, Egress: tc.Egress()})
+	i, err := t.M.Start(Spec{Script: p.Command, Dir: tc.Dir, Env: env, Secrets: tc.Secrets, Keep: p.Keep, Egress: tc.Egress(), Local: tc.Local()})
 	if err != nil {
 		return executor.Result{}, err
 	}

@@ -91,7 +91,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 	spec := tools.Spec{
 		Path: "bash", Args: []string{"-c", tools.StopOnTerm + p.Script}, Dir: tc.Dir, Env: env,
 		Stdout: tc.Output, Stderr: tc.Output, Secrets: tc.Secrets, KillGrace: 2 * time.Second,
-		Sandbox: t.Sandbox, Egress: tc.Egress(),
+		Sandbox: t.Sandbox, Egress: tc.Egress(), Local: tc.Local(),
 	}
 	if t.UnsafeSecretsInArgv {
 		spec.Args = append(spec.Args, "bash")

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"net"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,7 +77,8 @@ func (c *conn) hideIn(text string) string {
 //
 // onDead is called once if the session later ends without hush closing it,
 // before the conn's dead channel closes.
-func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *sandbox.Config, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
+func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env tools.Env, secrets *tools.SecretSet, sandbox *sandbox.Config,
+	egress func(context.Context, net.Listener), local *tools.LocalServices, startTimeout time.Duration, onDead func(*conn)) (*conn, []*sdk.Tool, error) {
 	// The server's stdin and stdout are plain pipes hush holds, not
 	// exec's StdinPipe/StdoutPipe: those are closed by Wait, which would
 	// race the protocol reader for a server's last words.
@@ -95,7 +97,7 @@ func spawn(ctx context.Context, client *sdk.Client, s Server, dir string, env to
 	cmd, err := tools.Command(procCtx, tools.Spec{
 		Path: s.Command, Args: s.Args, Dir: dir, Env: env,
 		Stdin: inR, Stdout: outW, Stderr: stderr,
-		Secrets: secrets, Sandbox: sandbox, KillGrace: termGrace,
+		Secrets: secrets, Sandbox: sandbox, KillGrace: termGrace, Egress: egress, Local: local,
 	})
 	if err == nil {
 		err = cmd.Start()

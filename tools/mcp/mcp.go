@@ -18,8 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -115,6 +117,11 @@ type Options struct {
 	Version string
 	// Sandbox is the sandbox every server runs in (nil: none).
 	Sandbox *sandbox.Config
+	// Egress, when set, gives each stdio server's start its way out
+	// (tools.Spec.Egress) from the names of the secrets it was granted;
+	// Local are the session's local services (tools.Spec.Local).
+	Egress func(server string, secrets []string) func(context.Context, net.Listener)
+	Local  *tools.LocalServices
 	// UnsafeNoCredentialFilter is config.toml's [unsafe] switch, for
 	// `hush audit` to prove the filter matters; see tools.Policy.
 	UnsafeNoCredentialFilter bool
@@ -267,6 +274,7 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 	type job struct {
 		s       *server
 		env     tools.Env
+		held    []string
 		headers http.Header
 		hide    []string
 		tokens  *tokenStore
@@ -315,12 +323,12 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 			s.set(Failed, err.Error(), nil, nil)
 			continue
 		}
-		env, err := m.buildEnv(ctx, s, 0, secrets)
+		env, held, err := m.buildEnv(ctx, s, 0, secrets)
 		if err != nil {
 			s.refuse(err)
 			continue
 		}
-		jobs = append(jobs, job{s: s, env: env})
+		jobs = append(jobs, job{s: s, env: env, held: held})
 	}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
@@ -331,7 +339,7 @@ func (m *Manager) Start(ctx context.Context, names ...string) {
 				m.dial(ctx, j.s, j.headers, j.hide, j.tokens)
 				return
 			}
-			m.connect(ctx, j.s, j.env, secrets)
+			m.connect(ctx, j.s, j.env, j.held, secrets)
 		}()
 	}
 	wg.Wait()
@@ -366,18 +374,27 @@ func (m *Manager) scrub(s string) string {
 
 // buildEnv is the one place a server's environment is made: the MCP base
 // set from the ambient snapshot, plus exactly the configured env, each
-// ${NAME} read through the gate as mcp:<server>.
-func (m *Manager) buildEnv(ctx context.Context, s *server, turn int, secrets *tools.SecretSet) (tools.Env, error) {
+// ${NAME} read through the gate as mcp:<server>; with the names of the
+// secrets it read.
+func (m *Manager) buildEnv(ctx context.Context, s *server, turn int, secrets *tools.SecretSet) (tools.Env, []string, error) {
 	m.startMu.Lock()
 	defer m.startMu.Unlock()
+	grant := m.opts.Grant(ctx, s.cfg.Name, turn)
+	var held []string
 	env, _, err := tools.BuildEnv(tools.EnvRequest{
 		Ambient: m.opts.Ambient,
 		Policy:  tools.Policy{Inherit: tools.InheritCore, Base: tools.MCPBaseNames, UnsafeNoCredentialFilter: m.opts.UnsafeNoCredentialFilter},
 		Secrets: secrets,
-		Grant:   m.opts.Grant(ctx, s.cfg.Name, turn),
-		Extra:   s.cfg.Env,
+		Grant: func(name string) (string, error) {
+			v, err := grant(name)
+			if err == nil && !slices.Contains(held, name) {
+				held = append(held, name)
+			}
+			return v, err
+		},
+		Extra: s.cfg.Env,
 	})
-	return env, err
+	return env, held, err
 }
 
 // headers resolves a remote server's headers through the gate, one server
@@ -499,13 +516,17 @@ func (s Server) Program(project string) []string {
 	return append([]string{cmd, dir}, s.Args...)
 }
 
-func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, secrets *tools.SecretSet) {
+func (m *Manager) connect(ctx context.Context, s *server, env tools.Env, held []string, secrets *tools.SecretSet) {
 	// A relative dir is the project's, not wherever hush was started.
 	dir := s.cfg.WorkDir(m.opts.Dir)
 	// The server's own program comes into its world, read-only, where the
 	// world leaves it out (a script under the home, a node_modules).
 	box := m.opts.Sandbox.ForProgram(s.cfg.Program(m.opts.Dir)...)
-	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, box, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
+	var egress func(context.Context, net.Listener)
+	if m.opts.Egress != nil {
+		egress = m.opts.Egress(s.cfg.Name, held)
+	}
+	c, list, err := spawn(ctx, m.client, s.cfg, dir, env, secrets, box, egress, m.opts.Local, s.cfg.StartTimeout, func(c *conn) { m.died(s, c) })
 	if err != nil {
 		s.set(Failed, m.scrub(err.Error()), nil, nil)
 		return
@@ -687,12 +708,12 @@ func (m *Manager) ensure(ctx context.Context, s *server, turn int) (*conn, error
 		}
 		m.dial(ctx, s, headers, hide, tokens)
 	} else {
-		env, err := m.buildEnv(ctx, s, turn, secrets)
+		env, held, err := m.buildEnv(ctx, s, turn, secrets)
 		if err != nil {
 			s.refuse(err)
 			return nil, fmt.Errorf("mcp server %q was not restarted: %w", s.cfg.Name, err)
 		}
-		m.connect(ctx, s, env, secrets)
+		m.connect(ctx, s, env, held, secrets)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
