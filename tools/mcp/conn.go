@@ -1,11 +1,11 @@
 package mcp
 
 import (
-	"net"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
