@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"github.com/hushcli/hush/config"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/hushcli/hush/session"
 	"github.com/hushcli/hush/tools/dockerbash"
@@ -92,5 +94,40 @@ func runSandboxShow(opts *sandboxShowOptions) error {
 			}
 		}
 	}
-	return sandbox.Render(opts.Out, opts.Tool, sb, sandbox.Status())
+	if err := sandbox.Render(opts.Out, opts.Tool, sb, sandbox.Status()); err != nil {
+		return err
+	}
+	return renderNetwork(opts.Out, *l.Config, opts.Tool, sb)
+}
+
+// renderNetwork is `hush sandbox show`'s network section.
+func renderNetwork(w io.Writer, cfg config.Config, tool string, sb *sandbox.Config) error {
+	mode, entries, err := session.NetworkView(cfg, tool)
+	if err != nil {
+		return err
+	}
+	key := strings.SplitN(tool, ":", 2)[0]
+	fmt.Fprintln(w)
+	switch {
+	case sb == nil:
+		fmt.Fprintln(w, "network: the host's, unfiltered (the sandbox is off)")
+		return nil
+	case mode == session.NetworkNone:
+		fmt.Fprintf(w, "network: none — only a loopback interface of its own (tools.%s.network = \"none\")\n", key)
+		return nil
+	case mode == session.NetworkHost:
+		fmt.Fprintf(w, "network: the host's, unfiltered (tools.%s.network = \"host\"): every host, this machine's loopback services included\n", key)
+		return nil
+	case sandbox.Status().LandlockOnly:
+		fmt.Fprintln(w, "network: the host's — the kernel refuses network namespaces here, so the egress proxy cannot be the tool's only way out")
+		return nil
+	}
+	fmt.Fprintf(w, "network: a network of its own with only loopback; its one way out is hush's egress proxy at http://%s\n", sandbox.ProxyAddr)
+	fmt.Fprintln(w, "  (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY point at it; a program that ignores them reaches no host at all)")
+	fmt.Fprintln(w, "  the session's own services (a dev server a background process started) are reached at 127.0.0.1; the host's loopback is not")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, e := range entries {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Action, e.What, e.Why)
+	}
+	return tw.Flush()
 }

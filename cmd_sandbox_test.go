@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hushcli/hush/config"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 func sandboxShowOpts(a *app, tool string) *sandboxShowOptions {
@@ -51,5 +54,36 @@ func TestSandboxShowFlags(t *testing.T) {
 	}
 	if err := runCommand(ta.app, cmd, "sandbox", "show", "extra"); err == nil {
 		t.Error("sandbox show took a stray argument")
+	}
+}
+
+// TestSandboxShowNetwork: the network section says the tool's mode, and
+// with the proxy (the default) where each secret may be sent.
+func TestSandboxShowNetwork(t *testing.T) {
+	t.Parallel()
+	proxied := config.Config{Secrets: map[string]config.SecretHosts{"DEPLOY_KEY": {Hosts: []string{"deploy.example.com"}}}}
+	var b strings.Builder
+	if err := renderNetwork(&b, proxied, "bash", &sandbox.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if sandbox.Status().LandlockOnly {
+		t.Skip("the kernel refuses network namespaces here: the section says the host's network")
+	}
+	for _, want := range []string{"egress proxy at http://127.0.0.1:1023", "a program that ignores them reaches no host at all", "bound  DEPLOY_KEY", "deploy.example.com (secrets.DEPLOY_KEY.hosts)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the network section lacks %q:\n%s", want, out)
+		}
+	}
+	for mode, want := range map[string]string{"none": "network: none", "host": "network: the host's, unfiltered (tools.bash.network = \"host\")"} {
+		b.Reset()
+		cfg := config.Config{Tools: map[string]config.ToolConfig{"bash": {Network: mode}}}
+		if err := renderNetwork(&b, cfg, "bash", &sandbox.Config{}); err != nil || !strings.Contains(b.String(), want) {
+			t.Errorf("network = %q: %v\n%s", mode, err, b.String())
+		}
+	}
+	b.Reset()
+	if err := renderNetwork(&b, proxied, "bash", nil); err != nil || !strings.Contains(b.String(), "the sandbox is off") {
+		t.Errorf("no sandbox: %v\n%s", err, b.String())
 	}
 }

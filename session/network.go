@@ -163,3 +163,21 @@ func recordConnection(audit *auditlog.Log, session string, ev executor.Events, r
 		ne.NetConnect(e)
 	}
 }
+
+// NetworkView is what `hush sandbox show` says of the named host tool's
+// network ("bash", "background", "mcp:NAME"): its mode, and with "proxy"
+// the egress policy's entries for it.
+func NetworkView(cfg config.Config, tool string) (mode string, entries []egress.Entry, err error) {
+	key := tool
+	if strings.HasPrefix(tool, "mcp:") {
+		key = "mcp"
+	}
+	if mode, err = NetworkMode(cfg, key); err != nil || mode != NetworkProxy {
+		return mode, nil, err
+	}
+	pol, err := egress.NewPolicy(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	return mode, pol.Describe(tool, nil), nil
+}
