@@ -148,13 +148,6 @@ func (r *Registry) Add(t Tool) {
 	r.tools[t.Name()] = t
 }
 
-// Remove unregisters the named tool.
-func (r *Registry) Remove(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.tools, name)
-}
-
 // Get returns the named tool.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()
