@@ -74,11 +74,13 @@ func newRunCmd(f *app, runF func(*runOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run one agent turn non-interactively and exit",
-		ArgsUsage: "PROMPT (or - to read it from stdin)",
+		ArgsUsage: "[--] PROMPT (or - to read it from stdin)",
 		Description: "Runs one turn: the model answers and calls tools until it is done. Nothing is asked:\n" +
 			"a gate request no rule in config.toml decides is denied, with the rule to add.\n" +
 			"In CI, --allow 'bash(npm test:*)' (repeatable) allows those commands for this run.\n" +
-			"With --json it prints the event stream documented in docs/events.schema.json.\n\n" +
+			"With --json it prints the event stream documented in docs/events.schema.json.\n" +
+			"Flags come before the prompt; a word after it written as a flag is an error. A prompt\n" +
+			"that starts with - or holds such words goes after --: hush run -- \"-v prints nothing\".\n\n" +
 			"Exit status: 0 done, 1 model or internal failure, 2 usage error,\n" +
 			"3 the turn ended with a denied tool run or secret, 130 interrupted (Ctrl-C),\n" +
 			"129 the terminal closed (SIGHUP), 143 terminated (SIGTERM): the running tool is stopped first.",
@@ -101,7 +103,8 @@ func newRunCmd(f *app, runF func(*runOptions) error) *cli.Command {
 			err := runAction(c, f, runF)
 			var ee *exitError
 			if c.Bool("json") && errors.As(err, &ee) && ee.code == 2 {
-				events.New(f.Stdout).Error(events.KindUsage, err.Error())
+				first, _, _ := strings.Cut(err.Error(), "\n")
+				events.New(f.Stdout).Error(events.KindUsage, first)
 			}
 			return err
 		},
@@ -110,13 +113,8 @@ func newRunCmd(f *app, runF func(*runOptions) error) *cli.Command {
 
 // runAction reads run's command line into its options.
 func runAction(c *cli.Context, f *app, runF func(*runOptions) error) error {
-	// urfave/cli stops reading flags at the prompt, so a flag typed
-	// after it would silently become part of the prompt.
-	for i, arg := range c.Args().Slice() {
-		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if i > 0 && strings.HasPrefix(arg, "-") && hasFlag(c.Command.Flags, name) {
-			return &exitError{exitUsage, fmt.Errorf("flag %s comes after the prompt; put flags first: hush run %s \"...\"", arg, arg)}
-		}
+	if err := promptFlagError(c); err != nil {
+		return err
 	}
 	return runF(&runOptions{In: f.Stdin, Model: readModelFlags(c), Prompt: strings.Join(c.Args().Slice(), " "),
 		Resume: resumeRequest{Continue: c.Bool("continue"), Fork: c.Bool("fork"), Wait: c.Bool("wait"), NoSave: c.Bool("no-save")},
