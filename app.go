@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -56,7 +55,7 @@ func run(args []string) (code int) {
 			code = exitInternal
 		}
 	}()
-	return a.main(args)
+	return runMain(a, args)
 }
 
 // asExit is err with the exit code hush ends with: its own, a usage
@@ -85,9 +84,10 @@ func runCLI(c *cli.App, args []string) error {
 	return c.Run(args)
 }
 
-func (a *app) main(args []string) int {
-	cliApp := a.cliApp()
-	err := runCLI(cliApp, args)
+// runMain runs hush's command line args on the factory f and reports an
+// error, once, as one redacted sentence.
+func runMain(f *app, args []string) int {
+	err := runCLI(newApp(f), args)
 	if err != nil {
 		err = noHelpTopic(err)
 	}
@@ -98,13 +98,15 @@ func (a *app) main(args []string) int {
 	if msg := err.Error(); msg != "" {
 		// An error can carry text from outside: a model server's error
 		// body, a file name. Neither may drive the terminal.
-		fmt.Fprintf(a.Stderr, "hush: %s\n", outbuf.Sanitize(a.Redact(msg)))
+		fmt.Fprintf(f.Stderr, "hush: %s\n", outbuf.Sanitize(f.Redact(msg)))
 	}
 	return code
 }
 
-func (a *app) cliApp() *cli.App {
-	app := a.newCLIApp()
+// newApp is the root command on f, with hush's handling of usage errors,
+// stray arguments and help on every command.
+func newApp(f *app) *cli.App {
+	app := newRootCmd(f, nil)
 	// urfave/cli adds --help to the root only when it adds its own help
 	// command, which helpCommand replaces.
 	app.Flags = append(app.Flags, cli.HelpFlag)
@@ -274,54 +276,4 @@ func nearFlag(flags []cli.Flag, typed string) string {
 		return "--" + prefixed[0]
 	}
 	return ""
-}
-
-func (a *app) newCLIApp() *cli.App {
-	return &cli.App{
-		Name:    "hush",
-		Usage:   "a coding agent that hands a tool a secret only when it was granted that secret",
-		Version: version,
-		Description: "hush chats with a model that calls tools (a host shell, background processes,\n" +
-			"MCP servers, a shell in a container). Tools start with a clean environment:\n" +
-			"a secret reaches a tool only through a ${NAME} reference the permission gate allowed.\n\n" +
-			"Files: config.toml and mcp.json in the config dir ($HUSH_CONFIG_DIR, else\n" +
-			"$XDG_CONFIG_HOME/hush); vault.env and audit.jsonl in the data dir ($HUSH_DATA_DIR,\n" +
-			"else $XDG_DATA_HOME/hush).",
-		Reader:    a.Stdin,
-		Writer:    a.Stdout,
-		ErrWriter: a.Stderr,
-		// The root command is chat: its flags work without the word chat
-		// (hush --model x), as other agents' do.
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "dir", Usage: "project directory (default: the current directory)"},
-		}, append(modelFlagList(), chatFlags()...)...),
-		Action:       a.rootAction,
-		OnUsageError: usageError,
-		Before: func(c *cli.Context) error {
-			if d := c.String("dir"); d != "" {
-				abs, err := filepath.Abs(d)
-				if err != nil {
-					return err
-				}
-				a.WorkDir = abs
-			}
-			return nil
-		},
-		Commands: []*cli.Command{
-			a.chatCommand(),
-			newRunCmd(a, nil),
-			newEnvCmd(a, nil),
-			newSetupCmd(a, nil),
-			a.vaultCommand(),
-			newTrustCmd(a, nil),
-			a.rulesCommand(),
-			newAuditCmd(a, nil),
-			newProbeCmd(a),
-			a.mcpCommand(),
-			a.sandboxCommand(),
-			a.sessionsCommand(),
-			helpCommand(),
-		},
-		ExitErrHandler: func(*cli.Context, error) {}, // main() reports errors, once
-	}
 }

@@ -39,7 +39,34 @@ func chatFlags() []cli.Flag {
 	}
 }
 
-func (a *app) chatCommand() *cli.Command {
+// chatOptions is `hush chat`, and hush with no command.
+type chatOptions struct {
+	Out io.Writer
+	// Model is the model flags, --plain among them.
+	Model  modelFlags
+	Resume resumeRequest
+	// Interactive says stdin is a terminal: a person to ask.
+	Interactive bool
+	// UI is the terminal the chat UI draws on (stdin and stdout both
+	// terminals, TERM not dumb, no --plain); nil chats line by line.
+	UI *os.File
+	// Config is the factory's configuration; Setup asks the setup
+	// questions (a first run: no model configured, a person to ask).
+	Config func() (loaded, error)
+	Setup  func() error
+	// Find resolves the session to resume, asking when interactive.
+	Find func(rr resumeRequest, interactive bool) (*transcript.Session, error)
+	// Chat is the chat with model m, continuing resumed if set.
+	Chat func(m session.Model, resumed *transcript.Session, rr resumeRequest) (chatLoop, error)
+	// Exit ends hush at once with code: the line-by-line chat told to
+	// stop while it waits for a line.
+	Exit func(code int)
+}
+
+func newChatCmd(f *app, runF func(*chatOptions) error) *cli.Command {
+	if runF == nil {
+		runF = runChat
+	}
 	return &cli.Command{
 		Name:  "chat",
 		Usage: "chat with the agent in the terminal (the default command)",
@@ -53,19 +80,15 @@ func (a *app) chatCommand() *cli.Command {
 			"reads plain lines and prints plain text.",
 		ArgsUsage: "[--continue | --resume [ID]]",
 		Flags:     append(modelFlagList(), chatFlags()...),
-		Action:    a.chatAction,
+		Action:    func(c *cli.Context) error { return chatAction(c, f, runF, false) },
 	}
 }
 
-// chatAction is chat's action, also the root command's: the model flags
-// work as `hush --model x` as well as `hush chat --model x`.
-func (a *app) chatAction(c *cli.Context) error { return a.chatActionAt(c, false) }
-
-// rootAction is the root command's action: chat, where a word that is not
-// a command is one mistyped.
-func (a *app) rootAction(c *cli.Context) error { return a.chatActionAt(c, true) }
-
-func (a *app) chatActionAt(c *cli.Context, root bool) error {
+// chatAction reads chat's command line into its options; it is also the
+// root command's (root), where a word that is not a command is one
+// mistyped. The model flags work as `hush --model x` as well as `hush chat
+// --model x`.
+func chatAction(c *cli.Context, f *app, runF func(*chatOptions) error, root bool) error {
 	rr := resumeRequest{Continue: c.Bool("continue"), Resume: c.Bool("resume"), ID: c.Args().First(), Fork: c.Bool("fork"), Wait: c.Bool("wait")}
 	if c.Args().Len() > 1 || (c.Args().Len() == 1 && !rr.Resume) {
 		if root { // hush frobnicate
@@ -79,80 +102,78 @@ func (a *app) chatActionAt(c *cli.Context, root bool) error {
 	if err := checkForkWait(rr); err != nil {
 		return err
 	}
-	f := readModelFlags(c)
-	f.plain = c.Bool("plain")
-	return a.chat(f, rr)
+	m := readModelFlags(c)
+	m.plain = c.Bool("plain")
+	return runF(chatOpts(f, m, rr))
+}
+
+// chatOpts are chat's options on f.
+func chatOpts(f *app, m modelFlags, rr resumeRequest) *chatOptions {
+	return &chatOptions{Out: f.Stdout, Model: m, Resume: rr, Interactive: f.Terminal() != nil, UI: chatTerminal(f, m.plain),
+		Config: f.loadConfig,
+		Setup:  func() error { return runSetup(setupOpts(f, context.Background(), false)) },
+		Find:   f.FindSession,
+		Chat:   f.Chat,
+		Exit:   exitNow,
+	}
 }
 
 // chatTerminal is the terminal the chat UI draws on: stdin and stdout both
 // terminals, TERM not dumb, --plain not given.
-func (a *app) chatTerminal(f modelFlags) *os.File {
-	in := a.Terminal()
-	out, ok := a.Stdout.(*os.File)
-	if f.plain || in == nil || !ok || !term.IsTerminal(int(out.Fd())) || a.Ambient["TERM"] == "dumb" {
+func chatTerminal(f *app, plain bool) *os.File {
+	in := f.Terminal()
+	out, ok := f.Stdout.(*os.File)
+	if plain || in == nil || !ok || !term.IsTerminal(int(out.Fd())) || f.Ambient["TERM"] == "dumb" {
 		return nil
 	}
 	return in
 }
 
-func (a *app) chat(f modelFlags, rr resumeRequest) error {
-	// First run: nothing configured and a person at the terminal.
-	if err := firstRun(a, f); err != nil {
+// runChat runs the chat: setup first on a first run, then the chat UI on
+// opts.UI (chatLoop.Terminal), or line by line (chatLoop.Plain).
+func runChat(opts *chatOptions) error {
+	if err := firstRun(opts); err != nil {
 		return err
 	}
 	var resumed *transcript.Session
-	if rr.Any() {
-		s, err := a.FindSession(rr, a.Terminal() != nil)
+	if opts.Resume.Any() {
+		s, err := opts.Find(opts.Resume, opts.Interactive)
 		if err != nil {
 			return err
 		}
 		resumed = s
 	}
-	if tty := a.chatTerminal(f); tty != nil {
-		return a.terminalChat(f, tty, resumed, rr)
-	}
-	return a.plainChat(f, resumed, rr)
-}
-
-// terminalChat runs the chat UI (session.Chat.Terminal) on tty.
-func (a *app) terminalChat(f modelFlags, tty *os.File, resumed *transcript.Session, rr resumeRequest) error {
-	c, err := a.Chat(sessionModel(f), resumed, rr)
+	c, err := opts.Chat(sessionModel(opts.Model), resumed, opts.Resume)
 	if err != nil {
 		return err
 	}
-	stoppedBy, err := c.Terminal(tty)
-	if stoppedBy != nil {
-		return signalExit(stoppedBy) // 129 or 143
-	}
-	return err
-}
-
-// plainChat is the line-by-line chat (session.Chat.Plain).
-func (a *app) plainChat(f modelFlags, resumed *transcript.Session, rr resumeRequest) error {
-	interactive := a.Terminal() != nil
-	c, err := a.Chat(sessionModel(f), resumed, rr)
-	if err != nil {
+	if opts.UI != nil {
+		stoppedBy, err := c.Terminal(opts.UI)
+		if stoppedBy != nil {
+			return signalExit(stoppedBy) // 129 or 143
+		}
 		return err
 	}
 	// The terminal closed, or hush was told to stop: exit 129 / 143.
-	return c.Plain(interactive, func(s os.Signal) { exitNow(signalExit(s).code) })
+	return c.Plain(opts.Interactive, func(s os.Signal) { opts.Exit(signalExit(s).code) })
 }
 
 // firstRun runs setup when `hush chat` starts at a terminal with no model
 // configured (no --provider, no [model] provider in config.toml). What
 // setup chose reaches the session through the factory's config, in memory.
-func firstRun(a *app, f modelFlags) error {
-	if f.provider != "" {
+func firstRun(opts *chatOptions) error {
+	if opts.Model.provider != "" {
 		return nil
 	}
-	if err := a.Load(); err != nil {
+	l, err := opts.Config()
+	if err != nil {
 		return err
 	}
-	if a.Config().Model.Provider != "" || a.Terminal() == nil {
+	if l.Config.Model.Provider != "" || !opts.Interactive {
 		return nil // without a terminal, newProvider's error says to run `hush setup`
 	}
-	fmt.Fprintln(a.Stdout, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
-	return runSetup(setupOpts(a, context.Background(), false))
+	fmt.Fprintln(opts.Out, "hush is not set up yet: a few questions first (run `hush setup` any time to change an answer).")
+	return opts.Setup()
 }
 
 // unknownCommand is the error for `hush frobnicate`.

@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func (a *app) mcpCommand() *cli.Command {
+func newMCPCmd(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "list MCP servers and their tools, sign in to remote ones (OAuth), and import servers from an mcpServers JSON block",

@@ -34,7 +34,7 @@ type rulesRmOptions struct {
 	Which string
 }
 
-func (a *app) rulesCommand() *cli.Command {
+func newRulesCmd(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "rules",
 		Usage: "show and remove the rules saved \"always in this project\"",

@@ -25,7 +25,7 @@ type sandboxShowOptions struct {
 	Tool    string
 }
 
-func (a *app) sandboxCommand() *cli.Command {
+func newSandboxCmd(a *app) *cli.Command {
 	return &cli.Command{
 		Name:        "sandbox",
 		Usage:       "show what a host tool's sandbox hides, and why",

@@ -23,7 +23,7 @@ type sessionsListOptions struct {
 	Here bool
 }
 
-func (a *app) sessionsCommand() *cli.Command {
+func newSessionsCmd(a *app) *cli.Command {
 	list := newSessionsListCmd(a, nil)
 	return &cli.Command{
 		Name:        "sessions",

@@ -18,7 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func (a *app) vaultCommand() *cli.Command {
+func newVaultCmd(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "vault",
 		Usage: "manage the secrets hush keeps: set, list, rm, import, backend, reveal",

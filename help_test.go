@@ -24,15 +24,15 @@ func TestHelpOfEveryCommand(t *testing.T) {
 			walk(p, c.Subcommands)
 		}
 	}
-	walk(nil, newTestApp(t, "").cliApp().Commands)
+	walk(nil, newApp(newTestApp(t, "").app).Commands)
 	if len(paths) < 20 {
 		t.Fatalf("only %d commands found", len(paths))
 	}
 	for _, p := range paths {
 		viaHelp := newTestApp(t, "")
-		code := viaHelp.main(append([]string{"hush", "help"}, p...))
+		code := runMain(viaHelp.app, append([]string{"hush", "help"}, p...))
 		viaFlag := newTestApp(t, "")
-		code2 := viaFlag.main(append(append([]string{"hush"}, p...), "--help"))
+		code2 := runMain(viaFlag.app, append(append([]string{"hush"}, p...), "--help"))
 		name := strings.Join(p, " ")
 		if code != 0 || code2 != 0 {
 			t.Errorf("hush help %s: exit %d; hush %s --help: exit %d\n%s%s", name, code, name, code2, viaHelp.errOut, viaFlag.errOut)
@@ -42,7 +42,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 			t.Errorf("hush help %s differs from hush %s --help:\n%s\n----\n%s", name, name, viaHelp.out, viaFlag.out)
 		}
 		help := viaHelp.out.String()
-		cmd := findCommand(viaHelp.cliApp().Commands, p)
+		cmd := findCommand(newApp(viaHelp.app).Commands, p)
 		for _, sub := range cmd.Subcommands {
 			if !sub.Hidden && !strings.Contains(help, "   "+sub.Name+" ") {
 				t.Errorf("hush help %s does not list %s:\n%s", name, sub.Name, help)
