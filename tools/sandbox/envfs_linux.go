@@ -82,6 +82,15 @@ var (
 	_ fs.NodeRenamer        = (*envNode)(nil)
 	_ fs.NodeUnlinker       = (*envNode)(nil)
 	_ fs.NodeRmdirer        = (*envNode)(nil)
+	_ fs.NodeGetattrer      = (*envNode)(nil)
+	_ fs.NodeSetattrer      = (*envNode)(nil)
+	_ fs.NodeStatxer        = (*envNode)(nil)
+	_ fs.NodeReadlinker     = (*envNode)(nil)
+	_ fs.NodeGetxattrer     = (*envNode)(nil)
+	_ fs.NodeSetxattrer     = (*envNode)(nil)
+	_ fs.NodeRemovexattrer  = (*envNode)(nil)
+	_ fs.NodeListxattrer    = (*envNode)(nil)
+	_ fs.NodeTmpfiler       = (*envNode)(nil)
 	_ fs.FileReaddirenter   = (*envDir)(nil)
 	_ fs.FileSeekdirer      = (*envDir)(nil)
 	_ fs.FileReleasedirer   = (*envDir)(nil)
@@ -96,11 +105,199 @@ func (n *envNode) WrapChild(ctx context.Context, ops fs.InodeEmbedder) fs.InodeE
 	return ops
 }
 
+// Every host operation below resolves the node's path beneath the
+// project with no symbolic link in any component (openat2 with
+// RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS), then acts on the final name
+// with an *at call that does not follow it either. go-fuse's loopback
+// resolves whole paths (chmod, truncate, create, unlink, xattrs follow
+// links), and the host's tree can change under the layer's view of it:
+// another call of the same session, with a layer of its own, can replace
+// a directory this layer knows by a link to ~/.ssh or /etc, and a
+// path-based create, truncate or unlink here would then land there, with
+// hush's rights.
+
+// open opens the node's host path with flags (O_CLOEXEC added).
+func (n *envNode) open(flags int) (int, syscall.Errno) {
+	root, err := unix.Open(n.RootData.Path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fs.ToErrno(err)
+	}
+	defer unix.Close(root)
+	rel := n.Path(n.RootData.RootNode.EmbeddedInode())
+	if rel == "" {
+		rel = "."
+	}
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err != nil {
+		return -1, fs.ToErrno(err)
+	}
+	return fd, 0
+}
+
+// dir opens the node as a directory to act in (O_PATH).
+func (n *envNode) dir() (int, syscall.Errno) { return n.open(unix.O_PATH | unix.O_DIRECTORY) }
+
+// child makes the node for name, which st describes, below n.
+func (n *envNode) child(ctx context.Context, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
+	var sst syscall.Stat_t
+	sst.Dev, sst.Ino, sst.Nlink, sst.Mode, sst.Uid, sst.Gid, sst.Rdev = st.Dev, st.Ino, st.Nlink, st.Mode, st.Uid, st.Gid, st.Rdev
+	sst.Size, sst.Blksize, sst.Blocks = st.Size, st.Blksize, st.Blocks
+	sst.Atim = syscall.Timespec(st.Atim)
+	sst.Mtim = syscall.Timespec(st.Mtim)
+	sst.Ctim = syscall.Timespec(st.Ctim)
+	out.Attr.FromStat(&sst)
+	// go-fuse's loopback inode numbers: the host's, with the device mixed in.
+	swapped := uint64(st.Dev)<<32 | uint64(st.Dev)>>32
+	rootDev := n.RootData.Dev<<32 | n.RootData.Dev>>32
+	return n.NewInode(ctx, &fs.LoopbackNode{RootData: n.RootData}, fs.StableAttr{Mode: st.Mode, Gen: 1, Ino: swapped ^ rootDev ^ st.Ino})
+}
+
+// owned gives what a root hush made to the caller, as go-fuse does.
+func owned(ctx context.Context, dfd int, name string) {
+	if os.Getuid() != 0 {
+		return
+	}
+	if c, ok := fuse.FromContext(ctx); ok {
+		_ = unix.Fchownat(dfd, name, int(c.Uid), int(c.Gid), unix.AT_SYMLINK_NOFOLLOW)
+	}
+}
+
+// made finishes an operation that made name in dfd: its owner and node.
+func (n *envNode) made(ctx context.Context, dfd int, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	owned(ctx, dfd, name)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.child(ctx, &st, out), 0
+}
+
 func (n *envNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.ENOENT
 	}
-	return n.LoopbackNode.Lookup(ctx, name, out)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.child(ctx, &st, out), 0
+}
+
+func (n *envNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if g, ok := f.(fs.FileGetattrer); ok && g != nil {
+		return g.Getattr(ctx, out)
+	}
+	fd, errno := n.open(unix.O_PATH | unix.O_NOFOLLOW)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fs.ToErrno(err)
+	}
+	out.FromStat(&st)
+	return 0
+}
+
+func (n *envNode) Statx(ctx context.Context, f fs.FileHandle, flags, mask uint32, out *fuse.StatxOut) syscall.Errno {
+	if g, ok := f.(fs.FileStatxer); ok && g != nil {
+		return g.Statx(ctx, flags, mask, out)
+	}
+	fd, errno := n.open(unix.O_PATH | unix.O_NOFOLLOW)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(fd)
+	var st unix.Statx_t
+	if err := unix.Statx(fd, "", int(flags)|unix.AT_EMPTY_PATH, int(mask), &st); err != nil {
+		return fs.ToErrno(err)
+	}
+	out.FromStatx(&st)
+	return 0
+}
+
+func (n *envNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if s, ok := f.(fs.FileSetattrer); ok && s != nil {
+		return n.LoopbackNode.Setattr(ctx, f, in, out) // by the open file, not a path
+	}
+	fd, errno := n.open(unix.O_PATH | unix.O_NOFOLLOW)
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fs.ToErrno(err)
+	}
+	// The open descriptor by its /proc name: the very inode, no path
+	// resolved again.
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	link := st.Mode&syscall.S_IFMT == syscall.S_IFLNK
+	if m, ok := in.GetMode(); ok {
+		if link {
+			return syscall.EOPNOTSUPP
+		}
+		if err := unix.Fchmodat(unix.AT_FDCWD, self, m, 0); err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	uid, uok := in.GetUID()
+	gid, gok := in.GetGID()
+	if uok || gok {
+		su, sg := -1, -1
+		if uok {
+			su = int(uid)
+		}
+		if gok {
+			sg = int(gid)
+		}
+		if err := unix.Fchownat(fd, "", su, sg, unix.AT_EMPTY_PATH); err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	if sz, ok := in.GetSize(); ok {
+		if link {
+			return syscall.EINVAL
+		}
+		w, err := unix.Open(self, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return fs.ToErrno(err)
+		}
+		err = unix.Ftruncate(w, int64(sz))
+		unix.Close(w)
+		if err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	mtime, mok := in.GetMTime()
+	atime, aok := in.GetATime()
+	if mok || aok {
+		if link {
+			return syscall.EOPNOTSUPP
+		}
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		if aok {
+			ts[0] = unix.NsecToTimespec(atime.UnixNano())
+		}
+		if mok {
+			ts[1] = unix.NsecToTimespec(mtime.UnixNano())
+		}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, self, ts, 0); err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return fs.ToErrno(err)
+	}
+	out.FromStat(&st)
+	return 0
 }
 
 // A .env-family name cannot be made in the layer: it would be a file the
@@ -110,38 +307,109 @@ func (n *envNode) Create(ctx context.Context, name string, flags, mode uint32, o
 	if envHidden(name) {
 		return nil, nil, 0, syscall.EACCES
 	}
-	return n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	defer unix.Close(dfd)
+	fl := int(flags)&^unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dfd, name, fl, mode)
+	if err != nil {
+		return nil, nil, 0, fs.ToErrno(err)
+	}
+	ch, errno := n.made(ctx, dfd, name, out)
+	if errno != 0 {
+		unix.Close(fd)
+		return nil, nil, 0, errno
+	}
+	return ch, fs.NewLoopbackFile(fd), 0, 0
 }
 
 func (n *envNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.EACCES
 	}
-	return n.LoopbackNode.Mkdir(ctx, name, mode, out)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(dfd)
+	if err := unix.Mkdirat(dfd, name, mode); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.made(ctx, dfd, name, out)
 }
 
 func (n *envNode) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.EACCES
 	}
-	return n.LoopbackNode.Mknod(ctx, name, mode, rdev, out)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(dfd)
+	if err := unix.Mknodat(dfd, name, mode, int(rdev)); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.made(ctx, dfd, name, out)
 }
 
 func (n *envNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.EACCES
 	}
-	return n.LoopbackNode.Symlink(ctx, target, name, out)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(dfd)
+	if err := unix.Symlinkat(target, dfd, name); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.made(ctx, dfd, name, out)
+}
+
+// parentOf opens the directory holding node e and returns its name there.
+func parentOf(e *envNode) (int, string, syscall.Errno) {
+	parentName, parent := e.Parent()
+	if parent == nil {
+		return -1, "", syscall.EXDEV
+	}
+	p, ok := parent.Operations().(*envNode)
+	if !ok {
+		return -1, "", syscall.EXDEV
+	}
+	dfd, errno := p.dir()
+	return dfd, parentName, errno
 }
 
 func (n *envNode) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.EACCES
 	}
-	if e, ok := target.(*envNode); ok {
-		target = e.LoopbackNode
+	t, ok := target.(*envNode)
+	if !ok {
+		return nil, syscall.EXDEV
 	}
-	return n.LoopbackNode.Link(ctx, target, name, out)
+	tdfd, tname, errno := parentOf(t)
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(tdfd)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(dfd)
+	if err := unix.Linkat(tdfd, tname, dfd, name, 0); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return n.child(ctx, &st, out), 0
 }
 
 func (n *envNode) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
@@ -151,36 +419,112 @@ func (n *envNode) Rename(ctx context.Context, name string, newParent fs.InodeEmb
 	if envHidden(newName) {
 		return syscall.EACCES
 	}
-	if e, ok := newParent.(*envNode); ok {
-		newParent = e.LoopbackNode
+	np, ok := newParent.(*envNode)
+	if !ok {
+		return syscall.EXDEV
 	}
-	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(dfd)
+	ndfd, errno := np.dir()
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(ndfd)
+	return fs.ToErrno(unix.Renameat2(dfd, name, ndfd, newName, uint(flags)))
 }
 
 func (n *envNode) Unlink(ctx context.Context, name string) syscall.Errno {
 	if envHidden(name) {
 		return syscall.ENOENT
 	}
-	return n.LoopbackNode.Unlink(ctx, name)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(dfd)
+	return fs.ToErrno(unix.Unlinkat(dfd, name, 0))
 }
 
 func (n *envNode) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if envHidden(name) {
 		return syscall.ENOENT
 	}
-	return n.LoopbackNode.Rmdir(ctx, name)
+	dfd, errno := n.dir()
+	if errno != 0 {
+		return errno
+	}
+	defer unix.Close(dfd)
+	return fs.ToErrno(unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR))
+}
+
+func (n *envNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	fd, errno := n.open(unix.O_PATH | unix.O_NOFOLLOW)
+	if errno != 0 {
+		return nil, errno
+	}
+	defer unix.Close(fd)
+	for l := 256; ; l *= 2 {
+		buf := make([]byte, l)
+		sz, err := unix.Readlinkat(fd, "", buf)
+		if err != nil {
+			return nil, fs.ToErrno(err)
+		}
+		if sz < len(buf) {
+			return buf[:sz], 0
+		}
+	}
+}
+
+// No extended attributes, and no unnamed temporary files, in the layer:
+// go-fuse's are by path (a security.capability set through a link would
+// be hush's doing).
+
+func (n *envNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+
+func (n *envNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	return syscall.EOPNOTSUPP
+}
+
+func (n *envNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	return syscall.ENODATA
+}
+
+func (n *envNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, 0
+}
+
+func (n *envNode) Tmpfile(ctx context.Context, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EOPNOTSUPP
 }
 
 func (n *envNode) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	fh, ff, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
+	ds, errno := n.dirStream()
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &envDir{fh}, ff, 0
+	return &envDir{ds}, 0, 0
+}
+
+// dirStream lists the node's host directory, opened beneath the project.
+func (n *envNode) dirStream() (fs.DirStream, syscall.Errno) {
+	fd, errno := n.open(unix.O_RDONLY | unix.O_DIRECTORY)
+	if errno != 0 {
+		return nil, errno
+	}
+	ds, errno := fs.NewLoopbackDirStreamFd(fd)
+	if errno != 0 {
+		unix.Close(fd)
+	}
+	return ds, errno
 }
 
 func (n *envNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
-	ds, errno := n.LoopbackNode.Readdir(ctx)
+	ds, errno := n.dirStream()
 	if errno != 0 {
 		return nil, errno
 	}
@@ -254,6 +598,9 @@ func envOptions() *fs.Options {
 			FsName:        "hush-envfs",
 			Name:          "hush",
 			MaxBackground: 32,
+			// Smaller than go-fuse's 128 KiB: every call's server
+			// allocates and clears its read buffers anew.
+			MaxWrite: 64 << 10,
 		},
 	}
 }

@@ -206,3 +206,61 @@ func TestEnvLayerSurvivesRenameSaves(t *testing.T) {
 		t.Errorf("%d of %d reads through the layer saw a value saved by rename", leaked, reads)
 	}
 }
+
+// TestEnvLayerFollowsNoHostLink: another call of the same session, with a
+// layer of its own, replaces a directory this layer already knows by a
+// link to a directory outside the project. Nothing done through this
+// layer below that name may then reach outside: no create, truncate,
+// chmod, unlink or listing there. The control: before the swap, the same
+// operations work on the project's own directory.
+func TestEnvLayerFollowsNoHostLink(t *testing.T) {
+	host := t.TempDir()
+	outside := t.TempDir()
+	c := canary(t)
+	writeFile(t, filepath.Join(outside, "x"), c+"\n")
+	writeFile(t, filepath.Join(outside, "victim"), c+"\n")
+	writeFile(t, filepath.Join(host, "a/x"), "mine\n")
+	writeFile(t, filepath.Join(host, "a/victim"), "mine\n")
+	m := mountEnvLayer(t, host)
+	// Control, and the layer learns a, a/x and a/victim.
+	if err := os.Chmod(filepath.Join(m, "a/x"), 0o640); err != nil {
+		t.Fatalf("control: chmod through the layer: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(host, "a/x")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("control: chmod through the layer did not reach the project: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(m, "a/victim")); err != nil {
+		t.Fatal(err)
+	}
+	// The other call's swap, on the host.
+	if err := os.Rename(filepath.Join(host, "a"), filepath.Join(host, "a2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(host, "a")); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Truncate(filepath.Join(m, "a/x"), 0)
+	_ = os.Chmod(filepath.Join(m, "a/x"), 0o777)
+	_ = os.WriteFile(filepath.Join(m, "a/planted"), []byte("planted"), 0o644)
+	_ = os.Remove(filepath.Join(m, "a/victim"))
+	ents, _ := os.ReadDir(filepath.Join(m, "a"))
+	for _, e := range ents {
+		if e.Name() == "victim" || e.Name() == "x" {
+			if _, err := os.Stat(filepath.Join(host, "a2", e.Name())); err != nil {
+				t.Errorf("the layer listed %s from outside the project", e.Name())
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "x")); err != nil || string(b) != c+"\n" {
+		t.Errorf("a truncate through the layer reached outside the project: %q %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(outside, "x")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a chmod through the layer reached outside the project: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Errorf("a create through the layer made a file outside the project")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "victim")); err != nil {
+		t.Errorf("an unlink through the layer removed a file outside the project: %v", err)
+	}
+}
