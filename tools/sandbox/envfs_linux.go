@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"os"
 	"path/filepath"
@@ -594,8 +595,11 @@ func envOptions() *fs.Options {
 			// The kernel checks permissions from the attributes, as on
 			// the host's own file system (hush's own access does not
 			// leak to a tool run as another user).
-			Options:       []string{"default_permissions"},
-			FsName:        "hush-envfs",
+			Options: []string{"default_permissions"},
+			FsName:  "hush-envfs",
+			// go-fuse logs to the standard logger, hush's terminal: a
+			// request cut short by the call's end is no news.
+			Logger:        log.New(io.Discard, "", 0),
 			Name:          "hush",
 			MaxBackground: 32,
 			// Smaller than go-fuse's 128 KiB: every call's server
