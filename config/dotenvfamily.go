@@ -74,15 +74,6 @@ type DotEnvFamily struct {
 	RootFault error
 }
 
-// Names returns the relative paths of the files, in order.
-func (f DotEnvFamily) Names() []string {
-	out := make([]string, len(f.Files))
-	for i, d := range f.Files {
-		out[i] = d.Rel
-	}
-	return out
-}
-
 // FindDotEnvFiles lists the .env family files under root, in precedence
 // order, within the bounds above; truncated reports that a bound was hit.
 // Symlinked directories are not followed.

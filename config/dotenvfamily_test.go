@@ -159,3 +159,12 @@ func TestSubDotEnvMalformedIsSalvaged(t *testing.T) {
 		t.Errorf("warnings = %q", w)
 	}
 }
+
+// Names returns the relative paths of the files, in order.
+func (f DotEnvFamily) Names() []string {
+	out := make([]string, len(f.Files))
+	for i, d := range f.Files {
+		out[i] = d.Rel
+	}
+	return out
+}

@@ -134,15 +134,10 @@ var ErrMaxSteps = errors.New("turn stopped: too many model steps")
 // ErrModel is wrapped by the error of a turn whose model call failed.
 var ErrModel = errors.New("model")
 
-// Turn sends prompt after history and runs the conversation to a final
-// answer. It returns the new messages (to append to history).
-func (a *Agent) Turn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
-	r, err := a.RunTurn(ctx, history, prompt)
-	return r.Messages, err
-}
-
-// RunTurn is Turn with everything the turn produced: its final text, the
-// provider's token usage and the gate ids it was denied. On error the
+// RunTurn sends prompt after history and runs the conversation to a final
+// answer. It returns everything the turn produced: the new messages (to
+// append to history), its final text, the provider's token usage and the
+// gate ids it was denied. On error the
 // result still holds the messages added so far.
 func (a *Agent) RunTurn(ctx context.Context, history []provider.Message, prompt string) (TurnResult, error) {
 	a.mu.Lock()

@@ -114,3 +114,9 @@ func buildFaultServer(t *testing.T) string {
 	}
 	return bin
 }
+
+// RunTurn runs one turn with ctx cancelling it.
+func (s *Session) RunTurn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
+	r, err := s.Agent.RunTurn(ctx, history, strings.TrimSpace(prompt))
+	return r.Messages, err
+}

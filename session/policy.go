@@ -46,22 +46,6 @@ func ToolPolicy(cfg config.Config, tool string) (tools.Policy, error) {
 	return p, nil
 }
 
-// The fields of config.ToolConfig that are a tool's own setting, not part
-// of its spawn policy, and who reads each.
-func toolOwnSettings() map[string]string {
-	return map[string]string{
-		"Timeout":      "bash.Tool, dockerbash.Tool and the http tool (one call's limit)",
-		"Image":        "dockerbash.Tool",
-		"Network":      "dockerbash.Tool",
-		"Mask":         "dockerbash.Tool (extra files hidden in /app)",
-		"AllowPrivate": "the http tool",
-		"MaxProcesses": "the host sandbox (HostSandbox: the call's limits)",
-		"MaxMemory":    "the host sandbox (HostSandbox: the call's limits)",
-		"NetworkAllow": "the egress policy (a tool's own [network] lists)",
-		"NetworkDeny":  "the egress policy (a tool's own [network] lists)",
-	}
-}
-
 func policyFromConfig(t config.ToolConfig) tools.Policy {
 	p := tools.Policy{
 		Inherit: tools.Inherit(t.Inherit),

@@ -505,8 +505,3 @@ func addInProcessTools(reg *executor.Registry, opts Options, masks *sandbox.Mask
 	reg.Add(httptool.Tool{AllowPrivate: h.AllowPrivate, Timeout: h.Timeout.Duration, UserAgent: "hush/" + opts.Version})
 	return nil
 }
-
-// RunTurn runs one turn with ctx cancelling it.
-func (s *Session) RunTurn(ctx context.Context, history []provider.Message, prompt string) ([]provider.Message, error) {
-	return s.Agent.Turn(ctx, history, strings.TrimSpace(prompt))
-}

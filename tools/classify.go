@@ -109,7 +109,7 @@ func IsLoaderName(name string) bool { return MatchAny(loaderNames, name) }
 
 // MatchAny reports whether name matches any of the glob patterns (path.Match
 // syntax: *, ?, [...]). A malformed pattern matches nothing; config
-// validation reports it before it gets here (ValidGlob).
+// validation (config.Config.validate) reports it before it gets here.
 func MatchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
 		if matchGlob(p, name) {
@@ -154,12 +154,6 @@ func matchGlob(p, name string) bool {
 		}
 	}
 	return len(p) == len(name)
-}
-
-// ValidGlob reports a malformed glob pattern.
-func ValidGlob(p string) error {
-	_, err := path.Match(p, "")
-	return err
 }
 
 // MinSecretLen is the shortest ambient or legacy value that counts as a

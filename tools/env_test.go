@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -303,4 +304,10 @@ func FuzzMatchAny(f *testing.F) {
 			t.Fatalf("literal pattern %q does not match itself", pattern)
 		}
 	})
+}
+
+// ValidGlob reports a malformed glob pattern.
+func ValidGlob(p string) error {
+	_, err := path.Match(p, "")
+	return err
 }

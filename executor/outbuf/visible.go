@@ -36,21 +36,10 @@ const (
 	Line
 )
 
-// Clean applies mode m to s.
-func Clean(s string, m Mode) string {
-	switch m {
-	case Block:
-		return Visible(s)
-	case Line:
-		return VisibleLine(s)
-	}
-	return Sanitize(s)
-}
-
-// Visible is Clean in Block mode.
+// Visible is the sanitizer in Block mode.
 func Visible(s string) string { return visible(s, false) }
 
-// VisibleLine is Clean in Line mode.
+// VisibleLine is the sanitizer in Line mode.
 func VisibleLine(s string) string { return visible(s, true) }
 
 func visible(s string, line bool) string {

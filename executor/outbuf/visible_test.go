@@ -78,3 +78,14 @@ func ExampleVisible() {
 	fmt.Println(Visible("cat notes\u202etxt.sh\x1b[2J"))
 	// Output: cat notes\u202etxt.sh\x1b[2J
 }
+
+// Clean applies mode m to s: the table tests run every mode through it.
+func Clean(s string, m Mode) string {
+	switch m {
+	case Block:
+		return Visible(s)
+	case Line:
+		return VisibleLine(s)
+	}
+	return Sanitize(s)
+}

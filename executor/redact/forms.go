@@ -6,17 +6,6 @@ import (
 	"net/url"
 )
 
-// forms returns the byte strings under which value can appear in output:
-// the value itself, its base64 encodings, its URL encodings and its hex.
-// Forms that vary (wrapping, escaping) are normalised instead (normal.go). Forms may
-// repeat; the caller de-duplicates.
-func forms(value string) []string {
-	var out []string
-	var f formBuf
-	f.each([]byte(value), func(b []byte) { out = append(out, string(b)) })
-	return out
-}
-
 // formBuf makes forms without an allocation each: every form goes into
 // one arena, in chunks that are never moved, so a form handed out stays
 // valid; and the scratch a form is computed in is reused. Building the

@@ -60,3 +60,22 @@ func TestFormsEqualTheReference(t *testing.T) {
 		}
 	}
 }
+
+// build is New with the normalised forms optional, so tests can compare
+// the literal part with a plain reference; it builds at once.
+func build(secrets []Secret, withForms bool) *Redactor {
+	r := deferred(func() []Secret { return secrets }, shortest(secrets), withForms)
+	r.ready()
+	return r
+}
+
+// forms returns the byte strings under which value can appear in output:
+// the value itself, its base64 encodings, its URL encodings and its hex.
+// Forms that vary (wrapping, escaping) are normalised instead (normal.go). Forms may
+// repeat; the caller de-duplicates.
+func forms(value string) []string {
+	var out []string
+	var f formBuf
+	f.each([]byte(value), func(b []byte) { out = append(out, string(b)) })
+	return out
+}

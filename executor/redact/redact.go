@@ -75,14 +75,6 @@ func New(secrets []Secret) *Redactor {
 	return deferred(func() []Secret { return secrets }, shortest(secrets), true)
 }
 
-// build is New with the normalised forms optional, so tests can compare
-// the literal part with a plain reference; it builds at once.
-func build(secrets []Secret, withForms bool) *Redactor {
-	r := deferred(func() []Secret { return secrets }, shortest(secrets), withForms)
-	r.ready()
-	return r
-}
-
 // lazy defers a Redactor's build to the first text that could hold a
 // pattern. Every pattern is a value of at least MinLen bytes or a form of
 // one, and no form is shorter than its value (base64, hex and escapes

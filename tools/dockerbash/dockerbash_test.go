@@ -360,7 +360,8 @@ func TestTurnRecoversNoSecret(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	added, err := agent.Turn(context.Background(), nil, "look around")
+	res, err := agent.RunTurn(context.Background(), nil, "look around")
+	added := res.Messages
 	close(stop)
 	scanDone.Wait()
 	if err != nil {

@@ -234,7 +234,7 @@ func TestVaultNeverReachesARequest(t *testing.T) {
 		Policy:  func(string) tools.Policy { return tools.Policy{} },
 		Events:  events,
 	}
-	if _, err := agent.Turn(context.Background(), nil, "go"); err != nil {
+	if _, err := agent.RunTurn(context.Background(), nil, "go"); err != nil {
 		t.Fatal(err)
 	}
 	raw := s.Raw()
