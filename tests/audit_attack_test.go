@@ -92,6 +92,8 @@ var auditAttacks = []string{
 	"world: the X server socket and ~/.Xauthority", "world: ssh ControlMaster sockets", "world: ~/.ssh/agent.sock, no SSH_AUTH_SOCK",
 	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
 	"world: plant ~/.local/bin/<MCP command>",
+	"network: a granted secret posted to an unbound host", "network: the user's loopback service, ungranted",
+	"network: a program that ignores the proxy",
 }
 
 // redCells lists every attack cell of the columns with the memory rows
