@@ -24,10 +24,6 @@ func platformName() string {
 // /usr/bin/security, value on its stdin).
 type goKeyring struct{}
 
-// OpenStore returns go-keyring's store after one lookup proves the keyring
-// answers. env is unused: these keyrings are not found through it.
-func OpenStore(env map[string]string) (Store, func() error, error) { return openStore(env, 0) }
-
 // openStore ignores the timeout: go-keyring's calls take none.
 func openStore(map[string]string, time.Duration) (Store, func() error, error) {
 	// A lookup of an item that need not exist proves the keyring answers.

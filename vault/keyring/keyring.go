@@ -147,18 +147,6 @@ func Open(opts Options) (*Backend, error) {
 	return b, nil
 }
 
-// NewWithStore returns a backend over any Store, for platforms hush does not
-// cover itself and for wrapping a store (e.g. to inject failures in tests).
-func NewWithStore(store Store, service, dataDir string) (*Backend, error) {
-	if !filepath.IsAbs(dataDir) {
-		return nil, fmt.Errorf("keyring: data dir %q is not an absolute path", dataDir)
-	}
-	if service == "" {
-		service = DefaultService
-	}
-	return &Backend{store: store, service: service, lock: filepath.Join(dataDir, lockFileName)}, nil
-}
-
 // Service is the keyring service the backend files items under.
 func (b *Backend) Service() string { return b.service }
 

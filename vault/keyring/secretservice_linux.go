@@ -61,13 +61,6 @@ type secretService struct {
 	conn    *dbus.Conn
 }
 
-// OpenStore connects to the platform keyring: on Linux, the Secret Service
-// on the session bus named in env (hush's snapshot), checked to be there.
-// The returned func closes the connection.
-func OpenStore(env map[string]string) (Store, func() error, error) {
-	return openStore(env, callTimeout)
-}
-
 func openStore(env map[string]string, timeout time.Duration) (Store, func() error, error) {
 	if timeout <= 0 {
 		timeout = callTimeout
