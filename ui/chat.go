@@ -586,8 +586,6 @@ type model struct {
 	filesLoading bool
 
 	greeting    string // printed by Init
-	lastView    string // the view last returned, for a resize
-	height      int    // the terminal's rows, 0 until told
 	suspended   bool
 	interrupted bool
 	// queued: Enter was pressed during a turn; what the editor holds is
@@ -664,10 +662,9 @@ func (m *model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		if m.c.reflow != nil {
-			m.c.reflow.resized(m.lastView, int(m.c.width.Load()), m.height, msg.Width)
+			m.c.reflow.resized(int(m.c.width.Load()), msg.Width)
 		}
 		m.c.width.Store(int64(msg.Width))
-		m.height = msg.Height
 		m.ta.SetWidth(msg.Width)
 		m.renderedFor = "" // the unfinished block is rendered again, to the new width
 		return m, nil
@@ -1084,12 +1081,10 @@ func (m *model) startTurn(echo string, fn func(ctx context.Context) error) (tea.
 }
 
 func (m *model) View() string {
-	v := m.view()
-	if v != "" {
-		v = clearRows(v)
+	if v := m.view(); v != "" {
+		return clearRows(v)
 	}
-	m.lastView = v
-	return v
+	return ""
 }
 
 func (m *model) view() string {

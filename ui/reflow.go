@@ -3,6 +3,7 @@ package ui
 import (
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -27,6 +28,10 @@ type reflowOut struct {
 	w   io.Writer
 	mu  sync.Mutex
 	fix string // written before the next write, then forgotten
+	// shown is the width of each line of the live area on the screen, as
+	// the renderer's last frame drew it (tracked from what it writes: the
+	// view the chat returned last may not be drawn yet).
+	shown []int
 }
 
 // reflowFile is reflowOut on the terminal's file: bubbletea reads the size
@@ -56,23 +61,56 @@ func (r *reflowOut) Write(p []byte) (int, error) {
 		}
 		r.fix = ""
 	}
+	r.track(p)
 	return r.w.Write(p)
 }
 
-// resized is told that the terminal went from oldW to newW columns while
-// frame (the view last drawn, oldH rows at most; 0 when unknown) was on
-// the screen, the cursor at the start of its last line.
-func (r *reflowOut) resized(frame string, oldW, oldH, newW int) {
-	if newW <= 0 || oldW <= 0 || newW >= oldW || frame == "" {
+var (
+	frameStart = regexp.MustCompile(`^\x1b\[[0-9]*A`) // up to the live area's first line
+	frameEnd   = regexp.MustCompile(`\x1b\[[0-9]*D$`) // back to the start of its last line
+)
+
+// track notes the live area a frame write of bubbletea's renderer leaves
+// on the screen: after the lines printed above it (each ending in CR LF),
+// one segment per line of the frame — a line drawn (the chat's view lines
+// all start by clearing their row, clearRows) or a bare LF for a line the
+// renderer left as it was. Other writes (cursor, paste mode) change none.
+func (r *reflowOut) track(p []byte) {
+	if !frameEnd.Match(p) {
+		return
+	}
+	segs := strings.Split(frameStart.ReplaceAllString(string(p), ""), "\n")
+	start := len(segs) - 1
+	for start > 0 {
+		seg := strings.TrimPrefix(segs[start-1], "\r")
+		if seg != "" && !strings.HasPrefix(seg, ansi.EraseEntireLine) {
+			break // a printed line
+		}
+		start--
+	}
+	widths := make([]int, 0, len(segs)-start)
+	for i, seg := range segs[start:] {
+		seg = strings.TrimPrefix(seg, "\r")
+		w := ansi.StringWidth(seg)
+		if !strings.HasPrefix(seg, ansi.EraseEntireLine) && w == 0 && i < len(r.shown) {
+			w = r.shown[i] // left as it was
+		}
+		widths = append(widths, w)
+	}
+	r.shown = widths
+}
+
+// resized is told that the terminal went from oldW to newW columns, the
+// cursor at the start of the live area's last line.
+func (r *reflowOut) resized(oldW, newW int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if newW <= 0 || oldW <= 0 || newW >= oldW || len(r.shown) == 0 {
 		return // lines drawn narrower than the terminal do not reflow
 	}
-	lines := strings.Split(frame, "\n")
-	if oldH > 0 && len(lines) > oldH {
-		lines = lines[len(lines)-oldH:] // the renderer drops the top lines
-	}
 	up := 0
-	for _, l := range lines[:len(lines)-1] {
-		w := min(ansi.StringWidth(l), oldW) // the renderer cut it there
+	for _, w := range r.shown[:len(r.shown)-1] {
+		w = min(w, oldW) // the renderer cut it there
 		up += max(1, (w+newW-1)/newW)
 	}
 	// Up to the old live area's first row, clear it and all below, and
@@ -82,12 +120,10 @@ func (r *reflowOut) resized(frame string, oldW, oldH, newW int) {
 		fix += ansi.CursorUp(up)
 	}
 	fix += ansi.EraseScreenBelow
-	if n := len(lines) - 1; n > 0 {
+	if n := len(r.shown) - 1; n > 0 {
 		fix += ansi.CursorDown(n)
 	}
-	r.mu.Lock()
 	r.fix = fix
-	r.mu.Unlock()
 }
 
 // clearRows makes each line of s clear its row before it is drawn. A
