@@ -317,3 +317,59 @@ func modulePath(goMod string) (string, error) {
 	}
 	return "", fmt.Errorf("%s names no module", goMod)
 }
+
+// testSupport are the packages that exist for tests: their functions are
+// called only from _test.go files, so deadcode, which starts from main,
+// lists them all (scripts/deadcode leaves them out for that reason).
+var testSupport = []string{"session/sessiontest", "tools/mcp/oauthtest", "vault/echotest", "vault/keyring/keyringtest"}
+
+// TestTestSupportOnlyInTests: no package of hush's own imports a test
+// support package (moduleImports reads no _test.go file), and every
+// package named …test is in testSupport.
+func TestTestSupportOnlyInTests(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := moduleImports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := testSupportImports(edges); len(bad) > 0 {
+		t.Errorf("test support packages imported outside tests: %q", bad)
+	}
+	for pkg := range edges {
+		if strings.HasSuffix(pkg, "test") && pkg != "selftest" && !slices.Contains(testSupport, pkg) { // selftest is hush audit
+			t.Errorf("package %s looks like test support: add it to testSupport (tools/layering_test.go) and scripts/deadcode, or rename it", pkg)
+		}
+	}
+	for _, p := range testSupport {
+		if _, ok := edges[p]; !ok {
+			t.Errorf("test support package %s is gone: drop it from testSupport and scripts/deadcode", p)
+		}
+	}
+}
+
+// testSupportImports are the edges from a package of the module to a test
+// support package that is not itself test support.
+func testSupportImports(edges map[string][]string) []string {
+	var bad []string
+	for from, tos := range edges {
+		for _, to := range tos {
+			if slices.Contains(testSupport, to) && !slices.Contains(testSupport, from) {
+				bad = append(bad, from+" -> "+to)
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// TestTestSupportImportsCatchesOne is the control: a planted import of
+// one is found.
+func TestTestSupportImportsCatchesOne(t *testing.T) {
+	edges := map[string][]string{"session": {"config", "session/sessiontest"}, "session/sessiontest": {"executor"}}
+	if got := testSupportImports(edges); !slices.Equal(got, []string{"session -> session/sessiontest"}) {
+		t.Errorf("got %q", got)
+	}
+}
