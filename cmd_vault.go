@@ -37,20 +37,20 @@ func newVaultCmd(a *app) *cli.Command {
 	}
 }
 
-// vaultCommands is vault.Commands on the factory's vault.
-func (a *app) vaultCommands() (vault.Commands, error) {
+// vaultCommands is vaultCmds on the factory's vault.
+func (a *app) vaultCommands() (vaultCmds, error) {
 	lv, err := a.Vault()
 	if err != nil {
-		return vault.Commands{}, err
+		return vaultCmds{}, err
 	}
-	return vault.Commands{Layered: lv, Proxy: a.Proxy(), Backend: a.Backend(), Out: a.Stdout, Err: a.Stderr}, nil
+	return vaultCmds{Layered: lv, Proxy: a.Proxy(), Backend: a.Backend(), Out: a.Stdout, Err: a.Stderr}, nil
 }
 
 // vaultSetOptions is `hush vault set NAME`.
 type vaultSetOptions struct {
 	In       io.Reader
 	Err      io.Writer
-	Commands func() (vault.Commands, error)
+	Commands func() (vaultCmds, error)
 	Name     string
 }
 
@@ -90,7 +90,7 @@ func runVaultSet(opts *vaultSetOptions) error {
 
 // vaultListOptions is `hush vault list`.
 type vaultListOptions struct {
-	Commands func() (vault.Commands, error)
+	Commands func() (vaultCmds, error)
 }
 
 func newVaultListCmd(f *app, runF func(*vaultListOptions) error) *cli.Command {
@@ -115,7 +115,7 @@ func runVaultList(opts *vaultListOptions) error {
 
 // vaultRmOptions is `hush vault rm NAME`.
 type vaultRmOptions struct {
-	Commands func() (vault.Commands, error)
+	Commands func() (vaultCmds, error)
 	Name     string
 }
 
@@ -146,7 +146,7 @@ func runVaultRm(opts *vaultRmOptions) error {
 
 // vaultImportOptions is `hush vault import PATH`.
 type vaultImportOptions struct {
-	Commands func() (vault.Commands, error)
+	Commands func() (vaultCmds, error)
 	Path     string
 	// DeleteSource and RenameSource say what becomes of the file; without
 	// either, Choose asks (vault.KeepSource, DeleteSource or RenameSource;
@@ -229,7 +229,7 @@ func runVaultImport(opts *vaultImportOptions) error {
 
 // vaultBackendOptions is `hush vault backend [NAME]`.
 type vaultBackendOptions struct {
-	Commands func() (vault.Commands, error)
+	Commands func() (vaultCmds, error)
 	Registry *vault.Registry
 	// MoveTo moves every secret to backend name with config.toml's [vault]
 	// backend as the commit point (session.Vault.MoveTo).

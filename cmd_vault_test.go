@@ -95,7 +95,7 @@ func TestImportLegacyFileRefusesWhatIsNotAFile(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t, "")
 	opened := false
-	open := func() (vault.Commands, error) { opened = true; return ta.vaultCommands() }
+	open := func() (vaultCmds, error) { opened = true; return ta.vaultCommands() }
 	if err := runVaultImport(&vaultImportOptions{Commands: open, Path: ta.project}); err == nil || !strings.HasSuffix(err.Error(), "is not a file") {
 		t.Errorf("a directory: %v", err)
 	}
