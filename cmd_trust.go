@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
@@ -60,7 +62,7 @@ func isLiteralCredential(name, value string) bool {
 }
 
 // runTrust shows what the project's .hush/config.toml would add and
-// records trust once Confirm says yes (config.Trust); Revoke forgets it.
+// records trust once Confirm says yes (projectTrust); Revoke forgets it.
 func runTrust(opts *trustOptions) error {
 	l, err := opts.Config()
 	if err != nil {
@@ -70,9 +72,89 @@ func runTrust(opts *trustOptions) error {
 	if err != nil {
 		return err
 	}
-	t := config.Trust{Store: config.NewTrustStore(l.Dirs.Config), Dir: dir, Out: opts.Out, IsLiteralCredential: isLiteralCredential, Confirm: opts.Confirm}
+	t := projectTrust{Store: config.NewTrustStore(l.Dirs.Config), Dir: dir, Out: opts.Out, IsLiteralCredential: isLiteralCredential, Confirm: opts.Confirm}
 	if opts.Revoke {
 		return t.Revoke()
 	}
 	return t.Grant()
+}
+
+// projectTrust is `hush trust`'s body: what it does to the trust store for the project
+// at Dir, printing to Out.
+type projectTrust struct {
+	Store config.TrustStore
+	Dir   string
+	Out   io.Writer
+	// Confirm asks the person at the controlling terminal; it returns
+	// config.ErrTrustNeedsTerminal when there is none. Only a person may trust: a
+	// tool has no controlling terminal, so it cannot widen its own gate.
+	Confirm func(question string) (bool, error)
+	// IsLiteralCredential decides which env values of an MCP server are
+	// hidden in the review (tools.IsCredentialName / IsCredentialValue).
+	IsLiteralCredential func(name, value string) bool
+}
+
+// Revoke stops trusting the project.
+func (t projectTrust) Revoke() error {
+	p, err := config.LoadProject(t.Dir)
+	if err != nil {
+		return err
+	}
+	rec, err := t.Store.Read()
+	if err != nil {
+		return err
+	}
+	dir := config.RealDir(t.Dir)
+	if p != nil {
+		dir = p.Dir
+	}
+	if _, ok := rec.Projects[dir]; !ok {
+		fmt.Fprintf(t.Out, "%s was not trusted\n", dir)
+		return nil
+	}
+	delete(rec.Projects, dir)
+	if err := t.Store.Write(rec); err != nil {
+		return err
+	}
+	fmt.Fprintf(t.Out, "no longer trusting %s\n", dir)
+	return nil
+}
+
+// Grant shows what the project's .hush/config.toml would add and, once
+// confirmed, records the file's SHA-256 for the project.
+func (t projectTrust) Grant() error {
+	p, err := config.LoadProject(t.Dir)
+	if err != nil {
+		return err
+	}
+	rec, err := t.Store.Read()
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		fmt.Fprintf(t.Out, "no %s in %s; nothing to trust\n", config.ProjectFile, t.Dir)
+		return nil
+	}
+	if e, ok := rec.Projects[p.Dir]; ok && e.SHA256 == p.SHA256 {
+		fmt.Fprintf(t.Out, "%s is already trusted (sha256 %s)\n", p.Path, p.SHA256[:12])
+		return nil
+	}
+	fmt.Fprintf(t.Out, "%s (sha256 %s) would add:\n", p.Path, p.SHA256[:12])
+	for _, line := range config.DescribeProject(p.Config, t.IsLiteralCredential) {
+		fmt.Fprintf(t.Out, "  %s\n", line)
+	}
+	ok, err := t.Confirm("Trust this file for this project? [y/N] ")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintln(t.Out, "not trusted; nothing was changed")
+		return nil
+	}
+	rec.Projects[p.Dir] = config.TrustEntry{SHA256: p.SHA256, TrustedAt: time.Now().UTC()}
+	if err := t.Store.Write(rec); err != nil {
+		return err
+	}
+	fmt.Fprintf(t.Out, "trusted %s; a changed file needs `hush trust` again\n", p.Path)
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +111,59 @@ func TestTrustRevokeAndNothingToTrust(t *testing.T) {
 	}
 	if rec, err := f.store().Read(); err != nil || len(rec.Projects) != 0 {
 		t.Errorf("after revoke the store holds %+v, %v", rec.Projects, err)
+	}
+}
+
+func TestProjectTrustGrantAndRevoke(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "project")
+	if err := os.MkdirAll(filepath.Join(dir, ".hush"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store := config.NewTrustStore(filepath.Join(root, "config"))
+	var out bytes.Buffer
+	answer, asked := false, 0
+	tr := projectTrust{Store: store, Dir: dir, Out: &out, Confirm: func(string) (bool, error) { asked++; return answer, nil }}
+	if err := tr.Grant(); err != nil || !strings.HasPrefix(out.String(), "no .hush/config.toml in ") || asked != 0 {
+		t.Errorf("without a project file: %q, %v, asked %d", out.String(), err, asked)
+	}
+	if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte("[[rules]]\ngate = \"tool.run:bash\"\ndecision = \"allow\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trusted := func() bool {
+		p, err := config.LoadProject(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, err := store.Trusted(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	out.Reset()
+	if err := tr.Grant(); err != nil || trusted() || !strings.Contains(out.String(), "rule: allow tool.run:bash for *") || !strings.HasSuffix(out.String(), "not trusted; nothing was changed\n") {
+		t.Errorf("answered no: %q, %v", out.String(), err)
+	}
+	tr.Confirm = func(string) (bool, error) { return false, config.ErrTrustNeedsTerminal }
+	if err := tr.Grant(); !errors.Is(err, config.ErrTrustNeedsTerminal) || trusted() {
+		t.Errorf("without a terminal: %v", err)
+	}
+	answer = true
+	tr.Confirm = func(string) (bool, error) { return answer, nil }
+	if err := tr.Grant(); err != nil || !trusted() {
+		t.Fatalf("answered yes: %v, trusted %v", err, trusted())
+	}
+	out.Reset()
+	if err := tr.Grant(); err != nil || !strings.Contains(out.String(), "is already trusted") {
+		t.Errorf("again: %q, %v", out.String(), err)
+	}
+	if err := tr.Revoke(); err != nil || trusted() {
+		t.Errorf("revoke: %v, trusted %v", err, trusted())
+	}
+	out.Reset()
+	if err := tr.Revoke(); err != nil || !strings.HasSuffix(out.String(), "was not trusted\n") {
+		t.Errorf("revoke again: %q, %v", out.String(), err)
 	}
 }
