@@ -126,7 +126,7 @@ func runMCPList(opts *mcpListOptions) error {
 	if err != nil {
 		return err
 	}
-	return mcp.RenderList(opts.Out, st, filepath.Join(l.Dirs.Config, config.FileName))
+	return renderMCPList(opts.Out, st, filepath.Join(l.Dirs.Config, config.FileName))
 }
 
 // mcpToolsOptions is `hush mcp tools SERVER`.
@@ -178,7 +178,7 @@ func runMCPTools(opts *mcpToolsOptions) error {
 	if err != nil {
 		return err
 	}
-	return mcp.RenderTools(opts.Out, opts.Name, list, opts.Schema)
+	return renderMCPTools(opts.Out, opts.Name, list, opts.Schema)
 }
 
 // mcpLoginOptions is `hush mcp login SERVER`.
@@ -286,7 +286,7 @@ func newMCPImportCmd(f *app, runF func(*mcpImportOptions) error) *cli.Command {
 }
 
 // runMCPImport adds the servers of an mcpServers block to mcp.json
-// (mcp.ImportFile), moving literal credentials into the vault.
+// (mcpImportFile), moving literal credentials into the vault.
 func runMCPImport(opts *mcpImportOptions) error {
 	l, err := opts.Config()
 	if err != nil {
@@ -300,7 +300,7 @@ func runMCPImport(opts *mcpImportOptions) error {
 	if err != nil {
 		return err
 	}
-	return mcp.ImportFile{Data: data, Source: name, MCPJSON: filepath.Join(l.Dirs.Config, config.MCPFileName),
+	return mcpImportFile{Data: data, Source: name, MCPJSON: filepath.Join(l.Dirs.Config, config.MCPFileName),
 		ConfigTOML: filepath.Join(l.Dirs.Config, config.FileName), InConfigTOML: l.Config.MCP, Replace: opts.Replace,
 		Vault: lv, Ambient: opts.Ambient}.Run(opts.Out)
 }
