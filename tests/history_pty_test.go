@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -17,9 +16,8 @@ import (
 // answer) into a history file that starts past its trimming size, so the
 // rewrite that trims it runs while the other chat appends. All 300
 // prompts are in the file at the end (chat B erased 101 of chat A's 150
-// when each chat rewrote the file from its own memory). Controls: the
-// file was trimmed (the old entries before the prompts are gone), and the
-// two chats really typed at the same time.
+// when each chat rewrote the file from its own memory). The control: the
+// file was trimmed (the old entries before the prompts are gone).
 func TestTwoChatsKeepEveryPrompt(t *testing.T) {
 	t.Parallel()
 	const perChat, limit = 150, 1000 // ui.HistoryLimit
@@ -38,29 +36,25 @@ func TestTwoChatsKeepEveryPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var mu sync.Mutex
-	spans := map[string][2]time.Time{}
-	t.Run("chats", func(t *testing.T) {
+	// One goroutine drives both terminals, a prompt to each in turn, so
+	// the two chats' turns (and their history writes) overlap however
+	// many tests run beside this one.
+	chats := map[string]*term{"A": startPTY(t, w, "chat"), "B": startPTY(t, w, "chat")}
+	for _, tm := range chats {
+		tm.expect("› ", 20*time.Second)
+	}
+	start := time.Now()
+	for i := range perChat {
 		for _, who := range []string{"A", "B"} {
-			t.Run(who, func(t *testing.T) {
-				t.Parallel()
-				tm := startPTY(t, w, "chat")
-				tm.expect("› ", 20*time.Second)
-				start := time.Now()
-				for i := range perChat {
-					tm.send(fmt.Sprintf("typed %s-%d\r", who, i))
-					tm.expect(fmt.Sprintf("ok %s-%d.", who, i), 30*time.Second)
-				}
-				end := time.Now()
-				tm.quit()
-				mu.Lock()
-				spans[who] = [2]time.Time{start, end}
-				mu.Unlock()
-			})
+			chats[who].send(fmt.Sprintf("typed %s-%d\r", who, i))
 		}
-	})
-	if t.Failed() {
-		return
+		for _, who := range []string{"A", "B"} {
+			chats[who].expect(fmt.Sprintf("ok %s-%d.", who, i), 30*time.Second)
+		}
+	}
+	took := time.Since(start)
+	for _, tm := range chats {
+		tm.quit()
 	}
 
 	f, err := os.Open(path)
@@ -96,9 +90,5 @@ func TestTwoChatsKeepEveryPrompt(t *testing.T) {
 	if have["old 0 "+pad] || n > limit+limit/10 {
 		t.Errorf("the history was never trimmed (%d entries, the oldest still there: %v)", n, have["old 0 "+pad])
 	}
-	a, b := spans["A"], spans["B"]
-	if !a[0].Before(b[1]) || !b[0].Before(a[1]) {
-		t.Errorf("the chats did not type at the same time: A %v–%v, B %v–%v", a[0], a[1], b[0], b[1])
-	}
-	t.Logf("%d entries in the history; A typed for %s, B for %s", n, a[1].Sub(a[0]), b[1].Sub(b[0]))
+	t.Logf("%d entries in the history; the chats typed for %s", n, took)
 }
