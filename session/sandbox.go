@@ -18,7 +18,8 @@ func HostSandbox(cfg config.Config, masks *sandbox.MaskSet, policy *sandbox.Poli
 		return nil, nil
 	}
 	var err error
-	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.ConstructedWorld() && policy != nil, Required: cfg.Sandbox.Required}
+	sb := &sandbox.Config{Masks: masks, Policy: policy, Constructed: cfg.Sandbox.ConstructedWorld() && policy != nil, Required: cfg.Sandbox.Required,
+		EnvLayer: tool == background.Name || tool == "mcp"}
 	if tool == bash.Name || tool == background.Name || tool == "mcp" {
 		// "proxy" (the default) is per call: a call's spawn spec asks for
 		// the proxy's network (tools.Spec.Egress, network.go).

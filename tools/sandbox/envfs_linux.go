@@ -809,6 +809,11 @@ func RenderEnvLayer(w io.Writer, sb *Config) {
 	if sb == nil || sb.Policy == nil || !sb.Constructed {
 		return
 	}
+	if !sb.EnvLayer {
+		fmt.Fprintln(w, "# the .env family: a bind mask per file, for this tool's calls, which end within their timeout "+
+			"(the .env layer is for background processes and MCP servers, which run on; a call under it could not remove a project subdirectory)")
+		return
+	}
 	masks, err := sb.Masks.Masks()
 	if err != nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,7 +95,7 @@ func TestWorldDotEnvSurvivesRenameSaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Policy: w.policy(t, func(o *PolicyOptions) { o.Dir = w.project }), Masks: m, Constructed: true}
+	cfg := &Config{Policy: w.policy(t, func(o *PolicyOptions) { o.Dir = w.project }), Masks: m, Constructed: true, EnvLayer: true}
 	boxed := startSandboxed(t, cfg, w.project, envRenameLoop(w.project))
 	// The control: the same loop, no sandbox, as the same user.
 	bare := startSandboxed(t, nil, w.project, envRenameLoop(w.project))
@@ -143,7 +144,8 @@ func TestWorldDotEnvSurvivesRenameSaves(t *testing.T) {
 	if strings.Contains(out, hexOf(c)) || strings.Contains(out, c) {
 		t.Errorf("a sandboxed background process read .env after a rename save:\n%s", out)
 	}
-	if !strings.Contains(out, "reads: ") || strings.Count(out, "\n") < 20 {
+	// About one read per save; a loaded machine runs the loop less often.
+	if n, ok := readsOf(out); !ok || n < 10 {
 		t.Errorf("the sandboxed loop did not run through the saves:\n%s", out)
 	}
 	if !strings.Contains(out, "fuse.hush") {
@@ -292,7 +294,7 @@ ls -a . sub | tr '\n' ' '; echo
 cat .env sub/.env 2>&1 | xxd -p | tr -d '\n'; echo`
 	done := make(chan string)
 	go func() {
-		done <- runEnv(t, &Config{Policy: w.policy, Masks: m, Constructed: true}, w.project, script,
+		done <- runEnv(t, &Config{Policy: w.policy, Masks: m, Constructed: true, EnvLayer: true}, w.project, script,
 			[]string{"HOME=" + w.home, "PATH=" + everydayPath(w.home), "TMPDIR=/tmp"})
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -316,4 +318,14 @@ cat .env sub/.env 2>&1 | xxd -p | tr -d '\n'; echo`
 	if b, _ := os.ReadFile(filepath.Join(w.project, "sub/.env")); !strings.Contains(string(b), c) {
 		t.Fatalf("control: sub/.env on the host does not hold the canary")
 	}
+}
+
+// readsOf is the loop's "reads: N" count.
+func readsOf(out string) (int, bool) {
+	_, after, ok := strings.Cut(out, "reads: ")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(after, "\n", 2)[0]))
+	return n, err == nil
 }

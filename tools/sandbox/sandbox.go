@@ -39,6 +39,14 @@ type Config struct {
 	// NoNetwork gives the child a network namespace of its own, with only
 	// a loopback interface.
 	NoNetwork bool
+	// EnvLayer hides the project's .env family with the .env layer
+	// (envfs_linux.go) where hush may open FUSE, instead of a bind mask per
+	// file: an editor's save by rename does not show a running process the
+	// new file. For the long-lived tools (background processes, MCP
+	// servers). A bash call keeps the masks: under the layer a project
+	// subdirectory is a mount point, which the call could not remove or
+	// rename (rm -rf dist), and a call ends within its timeout.
+	EnvLayer bool
 	// Proxy gives the child a network namespace with only a loopback
 	// interface, where hush listens at ProxyAddr for its egress proxy
 	// (Direct.ProxyListener): the tool's one way out. A child started

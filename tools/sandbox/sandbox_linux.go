@@ -67,7 +67,7 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		// The .env layer (envfs_linux.go) where hush may open FUSE, for a
 		// child hush_sb_spawn starts; otherwise each .env is masked.
 		var env *envPlan
-		if direct && FuseStatus() == nil {
+		if direct && cfg.EnvLayer && FuseStatus() == nil {
 			env = planEnvLayer(view, masks)
 		}
 		plan = planWorld(flags+"W", view, masks, env)
