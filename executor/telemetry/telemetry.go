@@ -65,6 +65,12 @@ const (
 	AttrSource   = "hush.gate.source"
 	AttrRule     = "hush.gate.rule"
 	AttrSecret   = "hush.secret.name" // the name of a secret read, never its value
+	// A connection through the egress proxy (gate net.connect:HOST).
+	AttrNetHost     = "hush.net.host"
+	AttrNetPort     = "hush.net.port"
+	AttrNetSecrets  = "hush.net.secrets" // the names of the secrets the call held
+	AttrNetSent     = "hush.net.sent_bytes"
+	AttrNetReceived = "hush.net.received_bytes"
 )
 
 // Exporter sends one session's audit trail. It implements executor.Events
@@ -120,6 +126,12 @@ func (e *Exporter) Gate(en auditlog.Entry) {
 	}
 	if name, ok := strings.CutPrefix(en.Gate, executor.GateVaultRead); ok {
 		attrs = append(attrs, attribute.String(AttrSecret, name))
+	}
+	if n := en.Net; n != nil {
+		// A connection through the egress proxy: where to, the names of
+		// the secrets the call held, and the bytes each way.
+		attrs = append(attrs, attribute.String(AttrNetHost, n.Host), attribute.Int(AttrNetPort, n.Port),
+			attribute.StringSlice(AttrNetSecrets, n.Secrets), attribute.Int64(AttrNetSent, n.Sent), attribute.Int64(AttrNetReceived, n.Received))
 	}
 	_, span := e.tracer.Start(e.ctx, SpanGate, trace.WithTimestamp(en.Time), trace.WithAttributes(attrs...))
 	if en.Decision != executor.Allow {
