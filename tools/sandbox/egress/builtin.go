@@ -46,8 +46,3 @@ var (
 	githubHosts      = []string{"github.com", "api.github.com", "uploads.github.com", "codeload.github.com", "*.githubusercontent.com", "ghcr.io"}
 	huggingFaceHosts = []string{"huggingface.co", "*.huggingface.co", "*.hf.co"}
 )
-
-// BuiltinHosts is the built-in binding of a secret name, or nil.
-func BuiltinHosts(name string) []string {
-	return append([]string(nil), builtinHosts[name]...)
-}

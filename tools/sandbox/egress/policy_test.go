@@ -224,7 +224,7 @@ func TestHosts(t *testing.T) {
 		hosts  []string
 		source string
 	}{
-		{"GH_TOKEN", BuiltinHosts("GITHUB_TOKEN"), "built-in GH_TOKEN"},
+		{"GH_TOKEN", append([]string(nil), builtinHosts["GITHUB_TOKEN"]...), "built-in GH_TOKEN"},
 		{"OPENAI_API_KEY", []string{"llm.corp.example"}, "secrets.OPENAI_API_KEY.hosts"},
 		{"NEVER_SENT", nil, "secrets.NEVER_SENT.hosts"},
 		{"MY_KEY", nil, ""},
