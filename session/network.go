@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/tools"
 	"github.com/hushcli/hush/tools/sandbox/egress"
-	"golang.org/x/net/http/httpproxy"
 )
 
 // Network modes of a host tool ([tools.NAME] network).
@@ -82,23 +80,11 @@ func newNetwork(cfg config.Config, ambient map[string]string, audit *auditlog.Lo
 			return nil, err
 		}
 	}
-	get := func(names ...string) string {
-		for _, n := range names {
-			if v := ambient[n]; v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	upstream := (&httpproxy.Config{
-		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    get("NO_PROXY", "no_proxy"),
-	}).ProxyFunc()
+	upstream := userProxy(ambient)
 	p, err := egress.New(egress.Options{
 		Policy:   pol,
 		Resolver: resolver,
-		Upstream: func(u *url.URL) (*url.URL, error) { return upstream(u) },
+		Upstream: upstream,
 		Ask:      askGate,
 		Audit: func(r egress.Record) {
 			recordConnection(audit, session, ev, r)

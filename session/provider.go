@@ -71,20 +71,7 @@ func NewProvider(m config.Model, f Model, v executor.SecretReader, client *http.
 // HTTPClient uses the proxy settings hush was started with, from its
 // in-memory snapshot, since its own environment no longer holds them.
 func HTTPClient(ambient map[string]string) *http.Client {
-	get := func(names ...string) string {
-		for _, n := range names {
-			if v := ambient[n]; v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	pc := httpproxy.Config{
-		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    get("NO_PROXY", "no_proxy"),
-	}
-	proxy := pc.ProxyFunc()
+	proxy := userProxy(ambient)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
 	return &http.Client{Transport: tr}
@@ -97,4 +84,23 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// userProxy is the proxy the user started hush with (HTTP_PROXY,
+// HTTPS_PROXY, NO_PROXY in either case, from the start-up snapshot), for
+// hush's own connections and as the egress proxy's upstream.
+func userProxy(ambient map[string]string) func(*url.URL) (*url.URL, error) {
+	get := func(names ...string) string {
+		for _, n := range names {
+			if v := ambient[n]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return (&httpproxy.Config{
+		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
+		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
+		NoProxy:    get("NO_PROXY", "no_proxy"),
+	}).ProxyFunc()
 }

@@ -211,33 +211,12 @@ func serveFiles(files map[string][]byte) http.Handler {
 // and where.
 func sshServer(t *testing.T) *rawServer {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{l: l}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.accepts++
-			s.mu.Unlock()
-			go func() {
-				defer c.Close()
-				io.WriteString(c, "SSH-2.0-hushtest\r\n")
-				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				b, _ := io.ReadAll(io.LimitReader(c, 64<<10))
-				s.mu.Lock()
-				s.raw.Write(b)
-				s.mu.Unlock()
-			}()
-		}
-	}()
-	return s
+	return listenKeeping(t, func(c net.Conn) []byte {
+		io.WriteString(c, "SSH-2.0-hushtest\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		b, _ := io.ReadAll(io.LimitReader(c, 64<<10))
+		return b
+	})
 }
 
 // TestSSHThroughHushConnect: ssh, which cannot use an HTTP proxy, reaches

@@ -25,6 +25,36 @@ type rawServer struct {
 
 func newRawServer(t *testing.T, body string) *rawServer {
 	t.Helper()
+	return listenKeeping(t, func(c net.Conn) []byte {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := c.Read(buf)
+			got = append(got, buf[:n]...)
+			if head, rest, ok := bytes.Cut(got, []byte("\r\n\r\n")); ok {
+				if !bytes.Contains(bytes.ToLower(head), []byte("content-length")) || len(rest) > 0 {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		// A body sent with the headers' packet or the next one.
+		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if n, _ := c.Read(buf); n > 0 {
+			got = append(got, buf[:n]...)
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
+		return got
+	})
+}
+
+// listenKeeping listens on 127.0.0.1, counts connections and keeps what
+// serve returns of each: the raw bytes it read.
+func listenKeeping(t *testing.T, serve func(net.Conn) []byte) *rawServer {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,30 +72,10 @@ func newRawServer(t *testing.T, body string) *rawServer {
 			s.mu.Unlock()
 			go func() {
 				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				var got []byte
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					got = append(got, buf[:n]...)
-					if head, rest, ok := bytes.Cut(got, []byte("\r\n\r\n")); ok {
-						if !bytes.Contains(bytes.ToLower(head), []byte("content-length")) || len(rest) > 0 {
-							break
-						}
-					}
-					if err != nil {
-						break
-					}
-				}
-				// A body sent with the headers' packet or the next one.
-				_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-				if n, _ := c.Read(buf); n > 0 {
-					got = append(got, buf[:n]...)
-				}
+				got := serve(c)
 				s.mu.Lock()
 				s.raw.Write(got)
 				s.mu.Unlock()
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: "+itoa(len(body))+"\r\n\r\n"+body)
 			}()
 		}
 	}()
