@@ -88,4 +88,3 @@ func readHead(c net.Conn) []byte {
 	_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
 	return buf[:n]
 }
-
