@@ -73,6 +73,7 @@ func NewProvider(m config.Model, f Model, v executor.SecretReader, client *http.
 func HTTPClient(ambient map[string]string) *http.Client {
 	proxy := userProxy(ambient)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dialOwn // ownconn.go
 	tr.Proxy = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
 	return &http.Client{Transport: tr}
 }

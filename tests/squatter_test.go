@@ -17,12 +17,16 @@ import (
 // first batch (5 s). It has a network of its own, so it listens on its own
 // loopback, not the host's: no byte of the header reaches it. The positive
 // control is the same run with a listener the test itself holds on the
-// host's port, which receives the header. Root and unprivileged.
+// host's port, which receives the header. With the squatter on the host's
+// network (network = "host"), it does hold the port, and hush, seeing the
+// listener is a process it started, sends it nothing. Root and
+// unprivileged.
 func TestSquatterGetsNoTelemetryHeader(t *testing.T) {
 	for _, a := range attackers(t) {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			for _, control := range []bool{false, true} {
+			for _, mode := range []string{"own network", "host network", "control"} {
+				control := mode == "control"
 				hw := newHostileWorld(t, a)
 				l, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
@@ -58,7 +62,13 @@ while True:
 				model := hostileModel(t,
 					fakeCall{"background", map[string]any{"action": "start", "command": squat, "secrets": []string{}}},
 					fakeCall{"bash", map[string]any{"script": "for i in $(seq 50); do [ -e loot/listening ] && break; sleep 0.1; done; sleep 7; echo waited", "secrets": []string{}}})
-				hw.configFor(model, fmt.Sprintf("\n[telemetry]\nendpoint = \"http://127.0.0.1:%d\"\nheaders = { X-Team-Key = \"${TEAM_KEY}\" }\n", port))
+				extra := fmt.Sprintf("\n[telemetry]\nendpoint = \"http://127.0.0.1:%d\"\nheaders = { X-Team-Key = \"${TEAM_KEY}\" }\n", port)
+				if mode == "host network" {
+					// The squatter shares the host's network: it does take the
+					// port, and hush must see whose it is.
+					extra += "\n[tools.background]\nnetwork = \"host\"\n"
+				}
+				hw.configFor(model, extra)
 				out, _ := hw.run(t, "squat")
 				if !strings.Contains(out, "waited") {
 					t.Fatalf("%s: the calls did not run:\n%s", a.name, out)
@@ -73,7 +83,7 @@ while True:
 					t.Fatalf("%s: the squatter never listened: %v\n%s", a.name, err, out)
 				}
 				if got := hw.loot("squat"); strings.Contains(got, teamKey) || strings.Contains(got, "X-Team-Key") {
-					t.Errorf("%s: a tool listening on the collector's port received the exporter's header: %q", a.name, got)
+					t.Errorf("%s, %s: a tool listening on the collector's port received the exporter's header: %q", a.name, mode, got)
 				}
 			}
 		})

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// hush's own connections that carry a secret — the model's API key,
+// telemetry headers, a remote MCP server's token — go only to their
+// configured host. Where that host is this machine's loopback, the service
+// may be down and its port taken by something else; if that something is
+// a process hush itself started (a tool whose network is the host's, or a
+// child of one), it is not the service the user configured, and hush sends
+// it nothing. (A tool in its own network, the default, cannot listen on
+// the host's loopback at all.)
+
+// dialOwn connects like a net.Dialer, then, to a loopback address, checks
+// who listens there and closes the connection before a byte is sent when
+// it is a process hush started.
+func dialOwn(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	ra, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok || !ra.IP.IsLoopback() {
+		return c, nil
+	}
+	if pid := listenerPid(ra.Port); pid > 0 && pid != os.Getpid() && descendsFrom(pid, os.Getpid()) {
+		c.Close()
+		return nil, fmt.Errorf("%s is served by a process hush started (pid %d), not the service configured there: hush sends it nothing", addr, pid)
+	}
+	return c, nil
+}
+
+// listenerPid is a process holding the TCP socket listening on port on
+// this machine's loopback or every address, or 0 when none is found (or
+// none may be looked at).
+func listenerPid(port int) int {
+	inodes := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Scan()
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" {
+				continue
+			}
+			_, p, _ := strings.Cut(fields[1], ":")
+			if n, err := strconv.ParseUint(p, 16, 16); err == nil && int(n) == port {
+				inodes["socket:["+fields[9]+"]"] = true
+			}
+		}
+		fh.Close()
+	}
+	if len(inodes) == 0 {
+		return 0
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range procs {
+		fds, err := os.ReadDir(filepath.Join(d, "fd"))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join(d, "fd", fd.Name())); err == nil && inodes[l] {
+				pid, _ := strconv.Atoi(filepath.Base(d))
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// descendsFrom says pid is ancestor or one of its descendants.
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == ancestor {
+			return true
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(fields[1])
+	}
+	return false
+}
