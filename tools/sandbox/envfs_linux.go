@@ -327,36 +327,20 @@ func (n *envNode) Create(ctx context.Context, name string, flags, mode uint32, o
 }
 
 func (n *envNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if envHidden(name) {
-		return nil, syscall.EACCES
-	}
-	dfd, errno := n.dir()
-	if errno != 0 {
-		return nil, errno
-	}
-	defer unix.Close(dfd)
-	if err := unix.Mkdirat(dfd, name, mode); err != nil {
-		return nil, fs.ToErrno(err)
-	}
-	return n.made(ctx, dfd, name, out)
+	return n.makeAt(ctx, name, out, func(dfd int) error { return unix.Mkdirat(dfd, name, mode) })
 }
 
 func (n *envNode) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if envHidden(name) {
-		return nil, syscall.EACCES
-	}
-	dfd, errno := n.dir()
-	if errno != 0 {
-		return nil, errno
-	}
-	defer unix.Close(dfd)
-	if err := unix.Mknodat(dfd, name, mode, int(rdev)); err != nil {
-		return nil, fs.ToErrno(err)
-	}
-	return n.made(ctx, dfd, name, out)
+	return n.makeAt(ctx, name, out, func(dfd int) error { return unix.Mknodat(dfd, name, mode, int(rdev)) })
 }
 
 func (n *envNode) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return n.makeAt(ctx, name, out, func(dfd int) error { return unix.Symlinkat(target, dfd, name) })
+}
+
+// makeAt makes name in n's directory with mk, given the directory's
+// descriptor, and returns its node; a .env-family name is refused.
+func (n *envNode) makeAt(ctx context.Context, name string, out *fuse.EntryOut, mk func(dfd int) error) (*fs.Inode, syscall.Errno) {
 	if envHidden(name) {
 		return nil, syscall.EACCES
 	}
@@ -365,7 +349,7 @@ func (n *envNode) Symlink(ctx context.Context, target, name string, out *fuse.En
 		return nil, errno
 	}
 	defer unix.Close(dfd)
-	if err := unix.Symlinkat(target, dfd, name); err != nil {
+	if err := mk(dfd); err != nil {
 		return nil, fs.ToErrno(err)
 	}
 	return n.made(ctx, dfd, name, out)
