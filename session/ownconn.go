@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hushcli/hush/tools"
 )
 
 // hush's own connections that carry a secret — the model's API key,
@@ -45,24 +46,10 @@ func dialOwn(ctx context.Context, network, addr string) (net.Conn, error) {
 // none may be looked at).
 func listenerPid(port int) int {
 	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
+	for _, l := range tools.Listeners("/proc/net") {
+		if l.Port == port {
+			inodes["socket:["+l.Inode+"]"] = true
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Scan()
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" {
-				continue
-			}
-			_, p, _ := strings.Cut(fields[1], ":")
-			if n, err := strconv.ParseUint(p, 16, 16); err == nil && int(n) == port {
-				inodes["socket:["+fields[9]+"]"] = true
-			}
-		}
-		fh.Close()
 	}
 	if len(inodes) == 0 {
 		return 0

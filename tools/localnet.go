@@ -134,11 +134,37 @@ func closeWrite(c net.Conn) {
 }
 
 // listeningPorts reads the TCP ports listening on loopback or on every
-// address in pid's network (/proc/PID/net/tcp and tcp6).
+// address in pid's network.
 func listeningPorts(pid int) []int {
 	var out []int
+	for _, l := range Listeners("/proc/" + strconv.Itoa(pid) + "/net") {
+		switch l.Addr {
+		case "0100007F", "00000000", // 127.0.0.1, 0.0.0.0
+			"00000000000000000000000001000000", "00000000000000000000000000000000": // ::1, ::
+		default:
+			continue
+		}
+		if !slices.Contains(out, l.Port) {
+			out = append(out, l.Port)
+		}
+	}
+	return out
+}
+
+// Listener is one TCP socket in the LISTEN state.
+type Listener struct {
+	Addr  string // the local address as the kernel writes it: "0100007F" is 127.0.0.1
+	Port  int
+	Inode string // the socket's inode, as in a /proc/PID/fd link "socket:[INODE]"
+}
+
+// Listeners reads the listening TCP sockets, IPv4 and IPv6, of the
+// network netDir shows ("/proc/net" for hush's own, "/proc/PID/net" for
+// a process's).
+func Listeners(netDir string) []Listener {
+	var out []Listener
 	for _, f := range []string{"tcp", "tcp6"} {
-		fh, err := os.Open("/proc/" + strconv.Itoa(pid) + "/net/" + f)
+		fh, err := os.Open(netDir + "/" + f)
 		if err != nil {
 			continue
 		}
@@ -146,22 +172,15 @@ func listeningPorts(pid int) []int {
 		sc.Scan() // the header
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
-			if len(fields) < 4 || fields[3] != "0A" { // TCP_LISTEN
+			if len(fields) < 10 || fields[3] != "0A" { // TCP_LISTEN
 				continue
 			}
 			addr, port, ok := strings.Cut(fields[1], ":")
-			if !ok {
+			p, err := strconv.ParseUint(port, 16, 16)
+			if !ok || err != nil {
 				continue
 			}
-			switch addr {
-			case "0100007F", "00000000", // 127.0.0.1, 0.0.0.0
-				"00000000000000000000000001000000", "00000000000000000000000000000000": // ::1, ::
-			default:
-				continue
-			}
-			if p, err := strconv.ParseUint(port, 16, 16); err == nil && !slices.Contains(out, int(p)) {
-				out = append(out, int(p))
-			}
+			out = append(out, Listener{Addr: addr, Port: int(p), Inode: fields[9]})
 		}
 		fh.Close()
 	}
