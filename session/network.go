@@ -38,10 +38,7 @@ type netCallKey struct{}
 
 // Proxied implements executor.Network.
 func (n *network) Proxied(tool string) bool {
-	if strings.HasPrefix(tool, "mcp:") {
-		tool = "mcp"
-	}
-	return n.proxied[tool]
+	return n.proxied[networkKey(tool)]
 }
 
 // Serve implements executor.Network.
@@ -154,11 +151,7 @@ func recordConnection(audit *auditlog.Log, session string, ev executor.Events, r
 // network ("bash", "background", "mcp:NAME"): its mode, and with "proxy"
 // the egress policy's entries for it.
 func NetworkView(cfg config.Config, tool string) (mode string, entries []egress.Entry, err error) {
-	key := tool
-	if strings.HasPrefix(tool, "mcp:") {
-		key = "mcp"
-	}
-	if mode, err = NetworkMode(cfg, key); err != nil || mode != NetworkProxy {
+	if mode, err = NetworkMode(cfg, networkKey(tool)); err != nil || mode != NetworkProxy {
 		return mode, nil, err
 	}
 	pol, err := egress.NewPolicy(cfg)
@@ -166,4 +159,13 @@ func NetworkView(cfg config.Config, tool string) (mode string, entries []egress.
 		return "", nil, err
 	}
 	return mode, pol.Describe(tool, nil), nil
+}
+
+// networkKey is the [tools.NAME] section that sets a tool's network: one
+// "mcp" for every MCP server.
+func networkKey(tool string) string {
+	if strings.HasPrefix(tool, "mcp:") {
+		return "mcp"
+	}
+	return tool
 }

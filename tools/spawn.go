@@ -247,17 +247,22 @@ func withProxyEnv(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	env, err := egress.ToolEnv(sandboxProxyAddr)
+	return append(out, toolProxyEnv()...)
+}
+
+// toolProxyEnv is egress.ToolEnv for the proxy's address in every tool's
+// network (sandbox.ProxyAddr), as NAME=value lines, made once.
+var toolProxyEnv = sync.OnceValue(func() []string {
+	env, err := egress.ToolEnv(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sandbox.ProxyPort})
 	if err != nil {
 		panic(err) // a constant address
 	}
+	var out []string
 	for _, n := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, n+"="+env[n])
 	}
 	return out
-}
-
-var sandboxProxyAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sandbox.ProxyPort}
+})
 
 // KillGroup signals the process group led by pid. A SIGTERM that the
 // kernel would drop (a sandboxed namespace init without a TERM handler and
