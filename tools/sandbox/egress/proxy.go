@@ -451,8 +451,7 @@ func (p *Proxy) dialAny(ctx context.Context, addrs []netip.AddrPort) (net.Conn, 
 	return nil, netip.AddrPort{}, errs[0]
 }
 
-// tunnel connects and then copies bytes both ways. Between two TCP
-// sockets io.Copy splices in the kernel.
+// tunnel connects and then copies bytes both ways (relay).
 func (p *Proxy) tunnel(ctx context.Context, st *callState, w http.ResponseWriter, rec *Record, host string, port int, addrs []netip.AddrPort, up *url.URL) {
 	var remote net.Conn
 	var err error
@@ -501,11 +500,11 @@ func (p *Proxy) tunnel(ctx context.Context, st *callState, w http.ResponseWriter
 	}
 	done := make(chan int64, 1)
 	go func() {
-		n, _ := io.Copy(remote, client)
+		n, _ := relay(remote, client)
 		closeWrite(remote)
 		done <- n
 	}()
-	n, _ := io.Copy(client, remote)
+	n, _ := relay(client, remote)
 	rec.Received = n
 	closeWrite(client)
 	select {
@@ -515,6 +514,58 @@ func (p *Proxy) tunnel(ctx context.Context, st *callState, w http.ResponseWriter
 		client.Close()
 		remote.Close()
 		rec.Sent += <-done
+	}
+}
+
+// smallBufs and bigBufs are the tunnels' copy buffers (relay).
+var (
+	smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	bigBufs   = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+)
+
+// relay copies src to dst until src ends (nil) or either fails, and
+// returns the bytes written. It reads into a 32 KiB buffer, and while reads
+// fill it, into a pooled 1 MiB one. On a loopback download
+// (BenchmarkDownload) 1 MiB reads and writes cost less CPU than io.Copy's
+// splice(2) through a pipe between the two TCP sockets: the proxied
+// download took 2.0× the CPU of the direct one against 2.2× with splice.
+// A tunnel that goes quiet gives the large buffer back, so an idle
+// keep-alive connection holds 32 KiB a direction.
+func relay(dst io.Writer, src io.Reader) (int64, error) {
+	sp := smallBufs.Get().(*[]byte)
+	small := *sp
+	buf := small
+	var big *[]byte
+	defer func() {
+		smallBufs.Put(sp)
+		if big != nil {
+			bigBufs.Put(big)
+		}
+	}()
+	var written int64
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			m, werr := dst.Write(buf[:n])
+			written += int64(m)
+			if werr != nil {
+				return written, werr
+			}
+		}
+		if rerr == io.EOF {
+			return written, nil
+		}
+		if rerr != nil {
+			return written, rerr
+		}
+		switch {
+		case big == nil && n == len(small):
+			big = bigBufs.Get().(*[]byte)
+			buf = *big
+		case big != nil && n < len(small):
+			bigBufs.Put(big)
+			big, buf = nil, small
+		}
 	}
 }
 

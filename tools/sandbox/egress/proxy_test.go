@@ -525,3 +525,37 @@ func TestHostileTargets(t *testing.T) {
 		t.Errorf("github's listener read %q", raw)
 	}
 }
+
+// relay carries every byte in order, in bulk (reads that fill its small
+// buffer move it to the large one) and in small reads (back to the small
+// one), and counts them.
+func TestRelayBytes(t *testing.T) {
+	t.Parallel()
+	var want bytes.Buffer
+	var chunks [][]byte
+	for i, n := range []int{10, 32 << 10, 32 << 10, 1 << 20, 3 << 20, 100, 7, 32<<10 - 1, 2 << 20, 1} {
+		c := bytes.Repeat([]byte{byte('a' + i)}, n)
+		chunks = append(chunks, c)
+		want.Write(c)
+	}
+	var got bytes.Buffer
+	n, err := relay(&got, &chunkReader{chunks: chunks})
+	if err != nil || n != int64(want.Len()) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("relay: %d bytes, err %v, equal %v; want %d", n, err, bytes.Equal(got.Bytes(), want.Bytes()), want.Len())
+	}
+}
+
+// chunkReader returns its chunks, one per Read at most (a chunk longer than
+// the buffer over several).
+type chunkReader struct{ chunks [][]byte }
+
+func (r *chunkReader) Read(b []byte) (int, error) {
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, r.chunks[0])
+	if r.chunks[0] = r.chunks[0][n:]; len(r.chunks[0]) == 0 {
+		r.chunks = r.chunks[1:]
+	}
+	return n, nil
+}
