@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
 
 // flagLike is a word written as a flag: -x, --name, --name=value.
-var flagLike = regexp.MustCompile(`^--?[A-Za-z][A-Za-z0-9-]*(=.*)?$`)
+var flagLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^--?[A-Za-z][A-Za-z0-9-]*(=.*)?$`) })
 
 // promptFlagError reports a word after hush run's prompt that is written
 // as a flag. urfave/cli stops reading flags at the first argument, so
@@ -20,7 +21,7 @@ var flagLike = regexp.MustCompile(`^--?[A-Za-z][A-Za-z0-9-]*(=.*)?$`)
 func promptFlagError(c *cli.Context) error {
 	args := c.Args().Slice()
 	for _, arg := range args[:len(args)-afterDashDash(c)] {
-		if !flagLike.MatchString(arg) {
+		if !flagLike().MatchString(arg) {
 			continue
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -397,7 +398,7 @@ func Parse(path string, data []byte) (Config, error) {
 }
 
 // quoted is text the TOML parser quotes from the file in a message.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`) })
 
 // unquote drops what the parser quotes from the file: at a fault on a
 // line like api_key = sk-live-…, the parser quotes the unquoted key
@@ -405,16 +406,16 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
 // Short quotes (a character, "30s") and key names stay: they name the
 // fault without being a value worth hiding.
 func unquote(msg string) string {
-	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+	return quoted().ReplaceAllStringFunc(msg, func(q string) string {
 		inner := q[1 : len(q)-1]
-		if len(inner) < 8 || keyName.MatchString(inner) {
+		if len(inner) < 8 || keyName().MatchString(inner) {
 			return q
 		}
 		return "(text not shown)"
 	})
 }
 
-var keyName = regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`)
+var keyName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_]+(\.[a-z_]+)*$`) })
 
 func (c *Config) validate() error {
 	if p := c.Model.Provider; p != "" && !KnownProvider(p) {

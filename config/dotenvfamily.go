@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hushcli/hush/config/userfile"
 	"github.com/joho/godotenv"
@@ -205,7 +206,9 @@ func LoadDotEnvFamily(root string) (DotEnvFamily, error) {
 	return fam, nil
 }
 
-var envrcAssign = regexp.MustCompile(`^(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=`)
+var envrcAssign = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=`)
+})
 
 // loadEnvrc reads the assignments of a direnv .envrc.
 func loadEnvrc(path string) (map[string]string, error) {
@@ -216,7 +219,7 @@ func loadEnvrc(path string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
-		if !envrcAssign.Match(line) {
+		if !envrcAssign().Match(line) {
 			continue
 		}
 		// One assignment at a time through the same parser as .env, so

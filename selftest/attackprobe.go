@@ -41,7 +41,7 @@ const attackMarker = "HUSH-ATTACK "
 const markPrefix = "hushmark-"
 
 // hitRE matches a canary or a marker in raw bytes.
-var hitRE = regexp.MustCompile(`hush(canary|mark)-[A-Za-z0-9-]+`)
+var hitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`hush(canary|mark)-[A-Za-z0-9-]+`) })
 
 // attackLine renders one result.
 func attackLine(key string, data []byte, err error) string {
@@ -203,7 +203,7 @@ func hits(raw []byte) []byte {
 	}
 	seen := map[string]bool{}
 	var list []string
-	for _, m := range hitRE.FindAll(raw, -1) {
+	for _, m := range hitRE().FindAll(raw, -1) {
 		if !seen[string(m)] {
 			seen[string(m)] = true
 			list = append(list, string(m))

@@ -802,7 +802,7 @@ func shiftEnterAt(b []byte) int {
 }
 
 // oscBody is the body of a terminal's answer to a colour query.
-var oscBody = regexp.MustCompile(`^[0-9]+;`)
+var oscBody = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+;`) })
 
 // swallowReport drops a terminal's late answer to a query someone else
 // sent (ESC ] 11 ; rgb:… ESC \), which bubbletea hands over as keys: Alt-],
@@ -813,7 +813,7 @@ func (m *model) swallowReport(msg tea.KeyMsg) bool {
 	case msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "]":
 		m.osc = 1
 		return true
-	case m.osc == 1 && msg.Type == tea.KeyRunes && !msg.Alt && oscBody.MatchString(string(msg.Runes)):
+	case m.osc == 1 && msg.Type == tea.KeyRunes && !msg.Alt && oscBody().MatchString(string(msg.Runes)):
 		m.osc = 2
 		return true
 	case m.osc == 2 && (msg.Type == tea.KeyCtrlG || (msg.Type == tea.KeyRunes && msg.Alt && string(msg.Runes) == "\\")):

@@ -66,8 +66,8 @@ func (r *reflowOut) Write(p []byte) (int, error) {
 }
 
 var (
-	frameStart = regexp.MustCompile(`^\x1b\[[0-9]*A`) // up to the live area's first line
-	frameEnd   = regexp.MustCompile(`\x1b\[[0-9]*D$`) // back to the start of its last line
+	frameStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\x1b\[[0-9]*A`) }) // up to the live area's first line
+	frameEnd   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9]*D$`) }) // back to the start of its last line
 )
 
 // track notes the live area a frame write of bubbletea's renderer leaves
@@ -76,10 +76,10 @@ var (
 // all start by clearing their row, clearRows) or a bare LF for a line the
 // renderer left as it was. Other writes (cursor, paste mode) change none.
 func (r *reflowOut) track(p []byte) {
-	if !frameEnd.Match(p) {
+	if !frameEnd().Match(p) {
 		return
 	}
-	segs := strings.Split(frameStart.ReplaceAllString(string(p), ""), "\n")
+	segs := strings.Split(frameStart().ReplaceAllString(string(p), ""), "\n")
 	start := len(segs) - 1
 	for start > 0 {
 		seg := strings.TrimPrefix(segs[start-1], "\r")

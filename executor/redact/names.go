@@ -4,10 +4,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // placeholder matches a placeholder a Redactor writes.
-var placeholder = regexp.MustCompile(`\[REDACTED:([^\]\s]+)\]`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REDACTED:([^\]\s]+)\]`) })
 
 // Names are the secrets whose values redacting orig replaced (giving red),
 // sorted, each once: placeholders orig already held do not count. It is
@@ -17,11 +18,11 @@ func Names(orig, red string) []string {
 		return nil
 	}
 	had := map[string]int{}
-	for _, m := range placeholder.FindAllStringSubmatch(orig, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(orig, -1) {
 		had[m[1]]++
 	}
 	var names []string
-	for _, m := range placeholder.FindAllStringSubmatch(red, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(red, -1) {
 		if had[m[1]] > 0 {
 			had[m[1]]--
 			continue

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/hushcli/hush/config/atomicfile"
@@ -61,16 +62,16 @@ func loadForChange(t target, name string) (change, error) {
 }
 
 // placeholder is the redactor's stand-in for a secret value.
-var placeholder = regexp.MustCompile(`\[REDACTED:[^\]\s]+\]`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REDACTED:[^\]\s]+\]`) })
 
 // checkPlaceholders refuses new content with more redaction placeholders
 // than the file had: the model saw a secret in the file as [REDACTED:NAME]
 // and writing that back would replace the user's real value with it (and
 // the approval's diff, redacted too, would show both lines alike).
 func (c change) checkPlaceholders(name string) error {
-	if n, o := len(placeholder.FindAllIndex(c.new, -1)), len(placeholder.FindAllIndex(c.old, -1)); n > o {
+	if n, o := len(placeholder().FindAllIndex(c.new, -1)), len(placeholder().FindAllIndex(c.old, -1)); n > o {
 		return fmt.Errorf("refused: the new content of %s holds %s, the placeholder the model is shown instead of a secret; "+
-			"writing it would replace the real value in the file. Leave the lines holding secrets out of the change", name, placeholder.Find(c.new))
+			"writing it would replace the real value in the file. Leave the lines holding secrets out of the change", name, placeholder().Find(c.new))
 	}
 	return nil
 }

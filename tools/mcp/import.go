@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
@@ -117,7 +118,7 @@ func importHeaders(req ImportRequest, server string, in map[string]string) (map[
 }
 
 // importRef matches VS Code's ${env:NAME} and ${input:NAME}.
-var importRef = regexp.MustCompile(`\$\{(env|input):([A-Za-z_][A-Za-z0-9_]*)\}`)
+var importRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{(env|input):([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // credentialArg returns the 1-based position of the first argument that
 // holds a credential (a URL with a password, or a value the vault holds),
@@ -164,9 +165,9 @@ func importEnv(req ImportRequest, server string, in map[string]string) (map[stri
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := in[k]
-		if importRef.MatchString(v) {
-			v = importRef.ReplaceAllStringFunc(v, func(m string) string {
-				sub := importRef.FindStringSubmatch(m)
+		if importRef().MatchString(v) {
+			v = importRef().ReplaceAllStringFunc(v, func(m string) string {
+				sub := importRef().FindStringSubmatch(m)
 				if sub[1] == "input" {
 					lines = append(lines, fmt.Sprintf("server %q: %s was a VS Code prompt (${input:%s}); store its value with `hush vault set %s`", server, k, sub[2], sub[2]))
 				}
