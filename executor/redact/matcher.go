@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"slices"
 )
 
 // gram is the number of bytes hashed at a time. Four bytes load as one
@@ -51,64 +50,70 @@ type matcher struct {
 }
 
 // newMatcher builds the matcher of distinct patterns, given the order
-// that sorts them (sortPatterns).
-func newMatcher(patterns [][]byte, order []int32) *matcher {
+// that sorts them and the prefix each shares with the one before it in
+// that order (sortPatterns).
+func newMatcher(ps *patternSet, order, lcp []int32) *matcher {
 	m := &matcher{window: maxWindow}
-	for _, p := range patterns {
-		m.window = min(m.window, len(p))
-		m.maxLen = max(m.maxLen, len(p))
+	for i := range ps.start {
+		l := int(ps.end[i] - ps.start[i])
+		m.window = min(m.window, l)
+		m.maxLen = max(m.maxLen, l)
 	}
 	m.stride = m.window - gram + 1
-	m.tree = buildRadix(patterns, order)
+	m.tree = buildRadix(ps, order, lcp)
 
 	// Patterns with the same window-long prefix add the same grams, and
 	// those with the same first gram the same first: in sorted order
 	// each such run is adjacent, so counting and adding them needs no
-	// map (two maps of 100,000 keys were a sixth of New's time).
-	// shared[j]: how many of its first window bytes pattern order[j]
-	// shares with the one before it.
-	shared := make([]uint8, len(order))
+	// map (two maps of 100,000 keys were a sixth of New's time). Of a
+	// pattern whose prefix differs, the grams inside what it shares with
+	// the one before are that one's, added already.
 	prefixes, firsts := 0, 0
-	for j, i := range order {
-		if j > 0 {
-			shared[j] = uint8(commonPrefix(patterns[i][:m.window], patterns[order[j-1]][:m.window]))
-		}
-		if j == 0 || int(shared[j]) < m.window {
+	for j := range order {
+		if j == 0 || int(lcp[j]) < m.window {
 			prefixes++
 		}
-		if j == 0 || shared[j] < gram {
+		if j == 0 || lcp[j] < gram {
 			firsts++
 		}
 	}
 	m.grams, m.gramsShift = newBitmap(prefixes * m.stride)
 	m.firsts, m.firstShift = newBitmap(firsts)
+	text := ps.text
 	for j, i := range order {
-		p := patterns[i]
-		if j == 0 || int(shared[j]) < m.window {
-			for k := 0; k+gram <= m.window; k++ {
+		shared := 0
+		if j > 0 {
+			shared = int(lcp[j])
+		}
+		p := text[ps.start[i]:]
+		if shared < m.window {
+			for k := max(shared-gram+1, 0); k+gram <= m.window; k++ {
 				setBit(m.grams, m.gramsShift, binary.LittleEndian.Uint32(p[k:]))
 			}
 		}
-		if j == 0 || shared[j] < gram {
+		if shared < gram {
 			setBit(m.firsts, m.firstShift, binary.LittleEndian.Uint32(p))
 		}
 	}
 	return m
 }
 
-// sortPatterns returns the indexes of patterns in byte order, equal ones
-// by index. The first eight bytes of each, as one number, are sorted by
-// a stable radix sort (eight passes of counting); only runs that agree on
-// them are then compared whole. A comparison sort with bytes.Compare was
-// a third of the radix tree's build for 8,000 secrets' 100,000 patterns.
-func sortPatterns(patterns [][]byte) []int32 {
-	n := len(patterns)
+// sortPatterns returns the indexes of the patterns in byte order, equal
+// ones by index, and for each place in that order the length of the
+// prefix its pattern shares with the one before (0 for the first). The
+// first eight bytes of each, as one number, are sorted by a stable radix
+// sort (eight passes of counting); only runs that agree on them are then
+// compared whole. A comparison sort with bytes.Compare was a third of the
+// radix tree's build for 8,000 secrets' 100,000 patterns.
+func sortPatterns(ps *patternSet) (order, lcp []int32) {
+	n := len(ps.start)
 	order, tmp := make([]int32, n), make([]int32, n)
 	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
-	for i, p := range patterns {
+	text := ps.text
+	for i := range n {
 		order[i] = int32(i)
 		var k [8]byte
-		copy(k[:], p)
+		copy(k[:], text[ps.start[i]:ps.end[i]])
 		keys[i] = binary.BigEndian.Uint64(k[:])
 	}
 	for shift := 0; shift < 64; shift += 8 {
@@ -130,17 +135,38 @@ func sortPatterns(patterns [][]byte) []int32 {
 		order, tmp = tmp, order
 		keys, tmpKeys = tmpKeys, keys
 	}
+	pat := func(i int32) []byte { return text[ps.start[i]:ps.end[i]] }
 	for i := 0; i < n; {
 		j := i + 1
 		for j < n && keys[j] == keys[i] {
 			j++
 		}
-		if j-i > 1 { // stable: equal patterns stay in index order
-			slices.SortStableFunc(order[i:j], func(a, b int32) int { return bytes.Compare(patterns[a], patterns[b]) })
+		// Insertion sort, stable: equal patterns stay in index order.
+		// Runs are short (the forms of one value that share their
+		// first eight bytes).
+		for a := i + 1; a < j; a++ {
+			x := order[a]
+			px := pat(x)
+			b := a
+			for ; b > i && bytes.Compare(pat(order[b-1]), px) > 0; b-- {
+				order[b] = order[b-1]
+			}
+			order[b] = x
 		}
 		i = j
 	}
-	return order
+	// keys is tmp's now: reuse it as the prefix lengths.
+	lcp = tmp
+	lcp[0] = 0
+	for j := 1; j < n; j++ {
+		a, b := pat(order[j-1]), pat(order[j])
+		l := bits.LeadingZeros64(keys[j-1]^keys[j]) / 8
+		if l == 8 {
+			l += commonPrefix(a[min(8, len(a)):], b[min(8, len(b)):])
+		}
+		lcp[j] = int32(min(l, len(a), len(b)))
+	}
+	return order, lcp
 }
 
 // newBitmap returns a bitmap for entries hashed grams and the shift that
@@ -221,73 +247,91 @@ func (m *matcher) find(buf []byte, from int, final bool, rec *recorder) (start, 
 // prefix beyond a few bytes, so a path soon becomes a single edge that is
 // compared with one bytes.Equal instead of one node per byte.
 //
-// Its nodes hold no pointers, only indexes (a label is a span of a
-// pattern, a node's children a span of keys and kids), so the garbage
+// Its nodes hold no pointers, only indexes (a label is a span of the
+// patterns' text, a node's children a span of keys and kids), so the garbage
 // collector never scans them: with slices in every node, the 200,000
 // nodes of 8,000 secrets cost a build as much in scanning and write
 // barriers as in building.
 type radix struct {
-	nodes    []rnode
-	root     [256]int32 // child of the (empty) root for each first byte, -1 if none
-	patterns [][]byte   // the labels' text
-	keys     []byte     // first label byte of each child, parallel to kids
-	kids     []int32    // child node indices
+	nodes []rnode
+	root  [256]int32 // child of the (empty) root for each first byte, -1 if none
+	text  []byte     // the labels' text (patternSet.text)
+	keys  []byte     // first label byte of each child, parallel to kids
+	kids  []int32    // child node indices
 }
 
 type rnode struct {
-	pat, lo, hi int32 // edge label from the parent: patterns[pat][lo:hi]
-	id          int32 // pattern ending at this node, -1 if none
-	at, n       int32 // its children: keys[at:at+n], kids[at:at+n]
+	lo, hi int32 // edge label from the parent: text[lo:hi]
+	id     int32 // pattern ending at this node, -1 if none
+	at, n  int32 // its children: keys[at:at+n], kids[at:at+n]
 }
 
-func (t *radix) label(nd *rnode) []byte { return t.patterns[nd.pat][nd.lo:nd.hi] }
+func (t *radix) label(nd *rnode) []byte { return t.text[nd.lo:nd.hi] }
 
-func buildRadix(patterns [][]byte, order []int32) radix {
+func buildRadix(ps *patternSet, order, lcp []int32) radix {
 	// A path-compressed trie has at most two nodes a pattern; growing the
-	// slice instead copied every node (and its pointers) again and again:
-	// with 8,000 secrets (about 80,000 patterns) that was most of New.
-	// The children's keys and indexes of every node are cut from two
-	// shared arrays of that size too, rather than grown node by node.
-	b := radixBuilder{radix{
-		nodes:    make([]rnode, 0, 2*len(patterns)),
-		patterns: patterns,
-		keys:     make([]byte, 0, 2*len(patterns)),
-		kids:     make([]int32, 0, 2*len(patterns)),
-	}}
+	// slice instead copied every node again and again: with 8,000
+	// secrets (about 80,000 patterns) that was most of New. The
+	// children's keys and indexes of every node are cut from two shared
+	// arrays of that size too, rather than grown node by node.
+	b := radixBuilder{
+		radix: radix{
+			nodes: make([]rnode, 0, 2*len(order)),
+			text:  ps.text,
+			keys:  make([]byte, 0, 2*len(order)),
+			kids:  make([]int32, 0, 2*len(order)),
+		},
+		ps: ps, order: order, lcp: lcp,
+	}
 	for i := range b.root {
 		b.root[i] = -1
 	}
 	for i := 0; i < len(order); {
-		j := runByByte(patterns, order, i, 0)
-		b.root[patterns[order[i]][0]] = b.build(order[i:j], 0)
+		j := b.run(i, len(order), 0)
+		b.root[ps.text[ps.start[order[i]]]] = b.build(i, j, 0)
 		i = j
 	}
 	return b.radix
 }
 
-// radixBuilder builds a radix from sorted, distinct patterns.
+// radixBuilder builds a radix from sorted, distinct patterns and the
+// prefix each shares with the one before it: the prefix a run of them
+// shares is the least of those inside it, and it splits into children
+// where that least one occurs. Nothing is compared again.
 type radixBuilder struct {
 	radix
+	ps         *patternSet
+	order, lcp []int32
 }
 
-// build adds the node for sorted, distinct patterns that agree on their
-// first depth+1 bytes and returns its index.
-func (t *radixBuilder) build(group []int32, depth int) int32 {
-	patterns := t.patterns
-	first, last := patterns[group[0]], patterns[group[len(group)-1]]
-	lcp := depth + 1
-	for lcp < len(first) && lcp < len(last) && first[lcp] == last[lcp] {
-		lcp++
+// run returns the end of the run of sorted patterns, from i and before
+// end, that share more than depth bytes with order[i].
+func (t *radixBuilder) run(i, end, depth int) int {
+	j := i + 1
+	for j < end && int(t.lcp[j]) > depth {
+		j++
+	}
+	return j
+}
+
+// build adds the node for the sorted patterns order[g0:g1], which agree
+// on their first depth+1 bytes, and returns its index.
+func (t *radixBuilder) build(g0, g1, depth int) int32 {
+	first := t.order[g0]
+	fs := int(t.ps.start[first])
+	l := int(t.ps.end[first]) - fs
+	for _, x := range t.lcp[g0+1 : g1] {
+		l = min(l, int(x))
 	}
 	idx := int32(len(t.nodes))
-	t.nodes = append(t.nodes, rnode{pat: group[0], lo: int32(depth), hi: int32(lcp), id: -1})
-	rest := group
-	if len(first) == lcp { // sorted first, being a prefix of the rest
-		t.nodes[idx].id = group[0]
-		rest = group[1:]
+	t.nodes = append(t.nodes, rnode{lo: int32(fs + depth), hi: int32(fs + l), id: -1})
+	rest := g0
+	if int(t.ps.end[first])-fs == l { // sorted first, being a prefix of the rest
+		t.nodes[idx].id = first
+		rest++
 	}
 	n := 0
-	for i := 0; i < len(rest); i = runByByte(patterns, rest, i, lcp) {
+	for i := rest; i < g1; i = t.run(i, g1, l) {
 		n++
 	}
 	if n == 0 {
@@ -299,25 +343,14 @@ func (t *radixBuilder) build(group []int32, depth int) int32 {
 		t.keys, t.kids = append(t.keys, 0), append(t.kids, 0)
 	}
 	t.nodes[idx].at, t.nodes[idx].n = int32(at), int32(n)
-	for i, k := 0, at; i < len(rest); k++ {
-		j := runByByte(patterns, rest, i, lcp)
-		t.keys[k] = patterns[rest[i]][lcp]
-		kid := t.build(rest[i:j], lcp)
+	for i, k := rest, at; i < g1; k++ {
+		j := t.run(i, g1, l)
+		t.keys[k] = t.text[int(t.ps.start[t.order[i]])+l]
+		kid := t.build(i, j, l)
 		t.kids[k] = kid
 		i = j
 	}
 	return idx
-}
-
-// runByByte returns the end of the run of sorted patterns, from i, that
-// share the byte at depth (all are longer than depth).
-func runByByte(patterns [][]byte, sorted []int32, i, depth int) int {
-	c := patterns[sorted[i]][depth]
-	j := i + 1
-	for j < len(sorted) && patterns[sorted[j]][depth] == c {
-		j++
-	}
-	return j
 }
 
 // longest returns the length and id of the longest pattern that is a prefix

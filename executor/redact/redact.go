@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -49,9 +48,11 @@ func (s Secret) LogValue() slog.Value {
 type Redactor struct {
 	lazy
 
-	m            *matcher
-	placeholders [][]byte // placeholder for each pattern, by pattern id
-	secrets      int
+	m        *matcher
+	owner    []int32 // the secret of each pattern, by pattern id
+	holders  []byte  // the secrets' placeholders, secret i's at holderAt[i:i+2]
+	holderAt []int32
+	secrets  int
 
 	// forms turns on the normalised forms (normal.go); rmax is the
 	// longest raw span an encoded pattern is looked for in, grid the
@@ -132,50 +133,51 @@ func (r *Redactor) mayHold(n int) bool {
 
 // init builds the matcher of secrets into r.
 func (r *Redactor) init(secrets []Secret) {
-	longest := 0
-	// About fourteen forms a value, written into one arena (formBuf) and
-	// sized up front; one placeholder shared by all forms of a secret.
-	patterns := make([][]byte, 0, 14*len(secrets))
-	owner := make([]int32, 0, 14*len(secrets))
-	add := func(form []byte, i int) {
-		if len(form) >= MinLen {
-			patterns = append(patterns, form)
-			owner = append(owner, int32(i))
+	longest, size, n := 0, 0, 0
+	for _, s := range secrets {
+		if l := len(s.Value); l >= MinLen {
+			// The value, padded base64, two more of its length, hex twice.
+			longest, size, n = max(longest, l), size+9*l+16, n+1
 		}
 	}
-	var fb formBuf
-	// Literals first, so they take precedence over a colliding encoding
-	// (of duplicates, the one added first is kept: dedupe).
-	for i, s := range secrets {
-		add(fb.copyOf([]byte(s.Value)), i)
-	}
-	for i, s := range secrets {
-		if len(s.Value) < MinLen {
-			continue
+	if n > 0 {
+		// About eight forms a value (fourteen before duplicates are left
+		// out), sized up front.
+		ps := patternSet{
+			text:  make([]byte, 0, size),
+			start: make([]int32, 0, 9*n),
+			end:   make([]int32, 0, 9*n),
+			owner: make([]int32, 0, 9*n),
 		}
-		r.secrets++
-		longest = max(longest, len(s.Value))
-		first := true
-		fb.each([]byte(s.Value), func(f []byte) {
-			if first { // the value itself, added above
-				first = false
-				return
+		// Literals first, so they take precedence over a colliding
+		// encoding (of duplicates, the one added first is kept: dedupe).
+		lit := make([]int32, len(secrets)+1)
+		for i, s := range secrets {
+			lit[i] = int32(len(ps.text))
+			if len(s.Value) >= MinLen {
+				ps.text = append(ps.text, s.Value...)
+				ps.add(int(lit[i]), len(ps.text), int32(i))
 			}
-			add(f, i)
-		})
-	}
-	if len(patterns) > 0 {
-		var order []int32
-		patterns, owner, order = dedupe(patterns, owner)
-		holders := make([][]byte, len(secrets))
-		r.placeholders = make([][]byte, len(patterns))
-		for id, i := range owner {
-			if holders[i] == nil {
-				holders[i] = []byte("[REDACTED:" + secrets[i].Name + "]")
-			}
-			r.placeholders[id] = holders[i]
 		}
-		r.m = newMatcher(patterns, order)
+		lit[len(secrets)] = int32(len(ps.text))
+		for i := range secrets {
+			if v := ps.text[lit[i]:lit[i+1]]; len(v) > 0 {
+				r.secrets++
+				ps.addForms(v, int32(i))
+			}
+		}
+		order, lcp := dedupe(&ps)
+		r.owner = ps.owner
+		// One placeholder a secret, shared by its forms, all in one array.
+		r.holderAt = make([]int32, len(secrets)+1)
+		for i, s := range secrets {
+			r.holderAt[i] = int32(len(r.holders))
+			r.holders = append(r.holders, "[REDACTED:"...)
+			r.holders = append(r.holders, s.Name...)
+			r.holders = append(r.holders, ']')
+		}
+		r.holderAt[len(secrets)] = int32(len(r.holders))
+		r.m = newMatcher(&ps, order, lcp)
 	}
 	// The widest encoding looked for is percent-encoding every byte (3×)
 	// or hex wrapped at a few columns; 4× covers them.
@@ -184,37 +186,49 @@ func (r *Redactor) init(secrets []Secret) {
 	r.ctx = r.grid + r.rmax + wrapLook + tailLook
 }
 
-// dedupe drops every pattern equal to an earlier one (with its owner), and
-// returns what is left, in the order added, with the order that sorts it
-// (sortPatterns), which the matcher's radix tree is built from. A map of
-// 100,000 strings did the same at twice the cost, and the tree sorted
-// them again.
-func dedupe(patterns [][]byte, owner []int32) ([][]byte, []int32, []int32) {
-	order := sortPatterns(patterns)
-	drop := make([]bool, len(patterns))
-	for j := 1; j < len(order); j++ {
+// placeholder returns the text that replaces pattern id.
+func (r *Redactor) placeholder(id int32) []byte {
+	i := r.owner[id]
+	return r.holders[r.holderAt[i]:r.holderAt[i+1]]
+}
+
+// dedupe drops every pattern equal to an earlier one (with its owner),
+// keeping the rest in the order added, and returns the order that sorts
+// them and the length of the prefix each shares with the one before it
+// in that order (sortPatterns), which the matcher is built from. A map of
+// 100,000 strings did the same at twice the cost.
+func dedupe(ps *patternSet) (order, lcp []int32) {
+	order, lcp = sortPatterns(ps)
+	n := len(order)
+	drop := make([]bool, n)
+	for j := 1; j < n; j++ {
 		// Equal patterns are adjacent, the earliest first (the sort's
 		// last key is the index).
-		if bytes.Equal(patterns[order[j]], patterns[order[j-1]]) {
-			drop[order[j]] = true
+		a, b := order[j-1], order[j]
+		if l := lcp[j]; l == ps.end[a]-ps.start[a] && l == ps.end[b]-ps.start[b] {
+			drop[b] = true
 		}
 	}
-	renum := make([]int32, len(patterns))
-	n := int32(0)
-	for i := range patterns {
+	renum := make([]int32, n)
+	k := int32(0)
+	for i := range n {
 		if !drop[i] {
-			renum[i] = n
-			patterns[n], owner[n] = patterns[i], owner[i]
-			n++
+			renum[i] = k
+			ps.start[k], ps.end[k], ps.owner[k] = ps.start[i], ps.end[i], ps.owner[i]
+			k++
 		}
 	}
-	kept := order[:0]
-	for _, i := range order {
+	ps.start, ps.end, ps.owner = ps.start[:k], ps.end[:k], ps.owner[:k]
+	// A dropped pattern equals the one before it, so the prefix the next
+	// one shares with it is the one it shares with that one.
+	kept := 0
+	for j, i := range order {
 		if !drop[i] {
-			kept = append(kept, renum[i])
+			order[kept], lcp[kept] = renum[i], lcp[j]
+			kept++
 		}
 	}
-	return patterns[:n], owner[:n], kept
+	return order[:kept], lcp[:kept]
 }
 
 // Len returns the number of patterns matched, for diagnostics. It builds
@@ -224,7 +238,7 @@ func (r *Redactor) Len() int {
 		return 0
 	}
 	r.ready()
-	return len(r.placeholders)
+	return len(r.owner)
 }
 
 // Format prints counts only; the patterns are secret.
@@ -284,7 +298,7 @@ func (r *Redactor) redact(b []byte) ([]byte, bool) {
 	emitted := 0
 	for ok {
 		out = append(out, b[emitted:start]...)
-		out = append(out, r.placeholders[id]...)
+		out = append(out, r.placeholder(id)...)
 		emitted = end
 		start, end, id, _, ok = r.find(&s, b, 0, end, true)
 	}

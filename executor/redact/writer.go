@@ -180,7 +180,7 @@ func (w *Writer) scan(b []byte, base int64, from int, final bool) (int, error) {
 		if err := w.emit(b[emitted:start]); err != nil {
 			return 0, err
 		}
-		if err := w.emit(w.r.placeholders[id]); err != nil {
+		if err := w.emit(w.r.placeholder(id)); err != nil {
 			return 0, err
 		}
 		emitted = end
