@@ -31,6 +31,8 @@ func newProbeCmd(a *app) *cli.Command {
 			&cli.StringFlag{Name: "session-key"},
 			&cli.StringFlag{Name: "ssh-agent-control"},
 			&cli.IntFlag{Name: "key-serial"},
+			&cli.IntFlag{Name: "squat"},
+			&cli.StringFlag{Name: "squat-file"},
 		},
 		Action: func(c *cli.Context) error {
 			return selftest.ProbeCommand{
@@ -40,6 +42,7 @@ func newProbeCmd(a *app) *cli.Command {
 					SessionKey: c.String("session-key"), SSHAgents: c.IsSet("ssh-agent-control"), SSHAgentControl: c.String("ssh-agent-control"),
 					KeySerial: c.Int("key-serial")},
 				MCP: c.Bool("mcp"), MCPSpy: c.Bool("mcp-spy"), Connect: c.StringSlice("connect"),
+				SquatPort: c.Int("squat"), SquatFile: c.String("squat-file"),
 			}.Run(context.Background(), a.Stdout)
 		},
 	}

@@ -195,8 +195,8 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options, nw *netWor
 			return nil, err
 		}
 	}
-	vault := fmt.Sprintf("AUDIT_VAULT_SECRET=%q\n%s=%q\n%s=%q\n%s=%q\n%s=%q\n%s=%q\n", c[aVault], atkSibBGName, c[aSibBG],
-		atkSibCallName, c[aSibCall], atkSibMCPName, c[aSibMCP], atkLingerName, c[aLinger], atkNetName, c[aNetGranted])
+	vault := fmt.Sprintf("AUDIT_VAULT_SECRET=%q\n%s=%q\n%s=%q\n%s=%q\n%s=%q\n%s=%q\n%s=%q\n", c[aVault], atkSibBGName, c[aSibBG],
+		atkSibCallName, c[aSibCall], atkSibMCPName, c[aSibMCP], atkLingerName, c[aLinger], atkNetName, c[aNetGranted], atkTelName, c[aNetTelemetry])
 	files := map[string]string{
 		filepath.Join(w.dataDir, "vault.env"):     vault,
 		filepath.Join(w.project, ".env"):          "AUDIT_DOTENV=" + c[aDotEnv] + "\n",
@@ -219,6 +219,10 @@ func buildAttack(dir, bin string, c canaries, mark string, o Options, nw *netWor
 	// added to the tool's world ([sandbox] allow), read-write, so what a
 	// tool can reach there proves each attack looked where it could.
 	cfg.Sandbox.Allow = append(cfg.Sandbox.Allow, "rw:"+w.public)
+	// The squatter row: hush exports to a collector on the loopback, with
+	// an API-key header from the vault.
+	cfg.Telemetry = config.Telemetry{Endpoint: "http://127.0.0.1:" + strconv.Itoa(nw.collectorPort),
+		Headers: map[string]string{atkTelHeader: "${" + atkTelName + "}"}}
 	cfg.Model.Replay = filepath.Join(w.configDir, turnFile)
 	replay, err := w.replay()
 	if err != nil {
@@ -338,6 +342,10 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 	// The rename watcher (dotenvrename.go): an ungranted background
 	// process rereading .env while the audit saves it by rename.
 	add("Watching .env.", PathBackground, map[string]any{"action": "start", "command": renameWatcher(), "secrets": none, "env": mark})
+	// NETWORK: an ungranted background process takes the port of the
+	// telemetry collector, which is down (network.go).
+	squat, squatWait := w.net.squatScripts(bin)
+	add("Taking the collector's port.", PathBackground, map[string]any{"action": "start", "command": squat, "secrets": none})
 	// Its report, once the audit's saves are done: before any other call
 	// reads .env, whose mask (where there is no .env layer) a save during
 	// that call would detach too.
@@ -386,6 +394,9 @@ $(psscan)"; echo x >> ` + fScanPasses + `; n=$((n+1)); sleep 0.02; done; ` +
 
 	// NETWORK: a call granted a secret posts it to a host it is not bound to.
 	add("Posting the secret.", PathBash, map[string]any{"script": w.net.grantedScript(), "env": map[string]string{atkVar: "${" + atkNetName + "}"}})
+	// The squatter keeps the port past the exporter's first batch, then
+	// gives it back to the collector (the control).
+	add("Waiting on the collector's port.", PathBash, map[string]any{"script": squatWait, "secrets": none})
 
 	add("Asking the MCP spy.", "mcp__"+atkSpy+"__spy", map[string]any{})
 	add("Asking the MCP target.", "mcp__"+atkTarget+"__probe", map[string]any{})
@@ -568,6 +579,13 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 			}
 		}
 	}()
+	// The squatter row's control: the collector comes back once the
+	// squatter has stopped.
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		nw.collectorBack(w.project, watchDone)
+	}()
 	// The rename row: save .env by rename under the watcher.
 	watch.Add(1)
 	go func() {
@@ -577,6 +595,8 @@ func (o Options) runAttackHere(ctx context.Context, dir string, c canaries, cred
 	runErr := cmd.Wait()
 	close(watchDone)
 	watch.Wait()
+	// A squatter that outlived its call (it left hush's tree) stops.
+	_ = os.WriteFile(filepath.Join(w.project, fSquat+".stop"), nil, 0o644)
 	if runErr != nil {
 		r.runErr = strings.TrimSpace(firstLine(stderr.String()) + " " + runErr.Error())
 	}

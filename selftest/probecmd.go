@@ -18,6 +18,9 @@ type ProbeCommand struct {
 	MCP, MCPSpy bool
 	// Connect are KEY=SOCKET pairs for Attack.Connect; others are ignored.
 	Connect []string
+	// SquatPort and SquatFile run Squat (the network rows' port squatter).
+	SquatPort int
+	SquatFile string
 }
 
 // Run does what p asks and writes its lines to out.
@@ -27,6 +30,9 @@ func (p ProbeCommand) Run(ctx context.Context, out io.Writer) error {
 	}
 	if p.MCP {
 		return ServeProbeMCP(ctx, p.Probe)
+	}
+	if p.SquatPort > 0 {
+		return Squat(p.SquatPort, p.SquatFile)
 	}
 	at := p.Attack
 	at.Connect = map[string]string{}

@@ -93,7 +93,7 @@ var auditAttacks = []string{
 	"world: a root daemon's socket under /run", "world: another profile's data dir", "world: a kernel key read by serial",
 	"world: plant ~/.local/bin/<MCP command>",
 	"network: a granted secret posted to an unbound host", "network: the user's loopback service, ungranted",
-	"network: a program that ignores the proxy",
+	"network: a program that ignores the proxy", "network: a squatter on a down collector's port gets hush's header",
 }
 
 // redCells lists every attack cell of the columns with the memory rows
