@@ -11,7 +11,7 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor/outbuf"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 	"github.com/hushcli/hush/vault"
 )
 

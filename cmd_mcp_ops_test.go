@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 	"github.com/hushcli/hush/vault"
 )
 

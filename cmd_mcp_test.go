@@ -14,8 +14,8 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/mcp"
 	"github.com/hushcli/hush/vault"
 )
 
@@ -164,11 +164,11 @@ func mcpImportOpts(a *app, src string) *mcpImportOptions {
 	return &mcpImportOptions{In: a.Stdin, Out: a.Stdout, Ambient: a.Ambient, Config: a.loadConfig, Vault: a.Vault, Source: src}
 }
 
-// buildFaultServer builds tools/mcp's fault-injecting MCP server.
+// buildFaultServer builds toolset/mcp's fault-injecting MCP server.
 func buildFaultServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "faultserver")
-	build := exec.Command("go", "build", "-o", bin, "./tools/mcp/testdata/faultserver")
+	build := exec.Command("go", "build", "-o", bin, "./toolset/mcp/testdata/faultserver")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the fault server: %v\n%s", err, out)
 	}

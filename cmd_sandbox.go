@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/hushcli/hush/session"
-	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/dockerbash"
 	"github.com/urfave/cli/v2"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/transcript"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/toolset/bash"
 )
 
 // scripted is a provider that replays responses and records every request.

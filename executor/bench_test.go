@@ -16,7 +16,7 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/toolset/bash"
 	"github.com/hushcli/hush/vault"
 )
 

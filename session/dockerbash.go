@@ -5,7 +5,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // dockerbashTool returns the docker-bash tool configured by

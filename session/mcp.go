@@ -12,9 +12,9 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/background"
-	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/background"
+	"github.com/hushcli/hush/toolset/mcp"
 )
 
 // startTools starts what a session offers beyond the built-in tools: the

@@ -103,12 +103,12 @@ func TestOneSnapshotScrubsEveryPath(t *testing.T) {
 	}
 }
 
-// buildFaultServer builds tools/mcp's fault-injection MCP server (its echo
+// buildFaultServer builds toolset/mcp's fault-injection MCP server (its echo
 // tool is all this package needs).
 func buildFaultServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "faultserver")
-	build := exec.Command("go", "build", "-o", bin, "../tools/mcp/testdata/faultserver")
+	build := exec.Command("go", "build", "-o", bin, "../toolset/mcp/testdata/faultserver")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the fault server: %v\n%s", err, out)
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/background"
-	"github.com/hushcli/hush/tools/bash"
-	"github.com/hushcli/hush/tools/dockerbash"
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/background"
+	"github.com/hushcli/hush/toolset/bash"
+	"github.com/hushcli/hush/toolset/dockerbash"
+	"github.com/hushcli/hush/toolset/mcp"
 )
 
 // Spawners are the tools with a spawn policy in config.toml's [tools.NAME].

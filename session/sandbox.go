@@ -5,9 +5,9 @@ import (
 	"os"
 
 	"github.com/hushcli/hush/config"
-	"github.com/hushcli/hush/tools/background"
-	"github.com/hushcli/hush/tools/bash"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/background"
+	"github.com/hushcli/hush/toolset/bash"
 )
 
 // HostSandbox is the sandbox of a host tool ("bash", "background",

@@ -1,7 +1,7 @@
 // Package session assembles what one agent session needs — the model
 // provider, the tools, the MCP servers, the permission gate, the audit log,
 // the vault and each tool's spawn policy — from configuration that is
-// already read, and stops all of it again. It sits above tools/* and
+// already read, and stops all of it again. It sits above toolset/ and
 // executor/ and below package main, whose commands call it. It imports
 // none of ui, wizard or selftest (tools/layering_test.go).
 //
@@ -28,12 +28,12 @@ import (
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/executor/telemetry"
 	"github.com/hushcli/hush/executor/transcript"
-	"github.com/hushcli/hush/tools/background"
-	"github.com/hushcli/hush/tools/bash"
-	"github.com/hushcli/hush/tools/dockerbash"
-	"github.com/hushcli/hush/tools/files"
-	httptool "github.com/hushcli/hush/tools/http"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/background"
+	"github.com/hushcli/hush/toolset/bash"
+	"github.com/hushcli/hush/toolset/dockerbash"
+	"github.com/hushcli/hush/toolset/files"
+	httptool "github.com/hushcli/hush/toolset/http"
 	"github.com/hushcli/hush/vault"
 )
 

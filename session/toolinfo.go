@@ -5,8 +5,8 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/tools/dockerbash"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // SandboxWord is what the status line says about how host tools run:

@@ -7,9 +7,9 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
-	"github.com/hushcli/hush/tools/bash"
-	"github.com/hushcli/hush/tools/dockerbash"
-	httptool "github.com/hushcli/hush/tools/http"
+	"github.com/hushcli/hush/toolset/bash"
+	"github.com/hushcli/hush/toolset/dockerbash"
+	httptool "github.com/hushcli/hush/toolset/http"
 )
 
 func TestToolsSummarizesPolicies(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // TestDockerInspectShowsNoGrantedSecret is issue 13's docker-bash vector

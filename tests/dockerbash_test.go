@@ -12,7 +12,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
 
-	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // dockerTestImage is built by scripts/provision from Debian's

@@ -44,7 +44,7 @@ func faultServerBin(t *testing.T) string {
 	t.Helper()
 	faultOnce.Do(func() {
 		faultOnce.path = filepath.Join(filepath.Dir(hushBin), "faultserver")
-		out, err := exec.Command("go", "build", "-o", faultOnce.path, "../tools/mcp/testdata/faultserver").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", faultOnce.path, "../toolset/mcp/testdata/faultserver").CombinedOutput()
 		if err != nil {
 			faultOnce.err = fmt.Errorf("build faultserver: %v\n%s", err, out)
 		}

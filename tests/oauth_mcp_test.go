@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hushcli/hush/tools/mcp/oauthtest"
+	"github.com/hushcli/hush/toolset/mcp/oauthtest"
 )
 
 var authorizeURL = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/authorize\?[^\s]+`)

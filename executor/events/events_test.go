@@ -16,7 +16,7 @@ import (
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/toolset/bash"
 )
 
 // schema is docs/events.schema.json, resolved.

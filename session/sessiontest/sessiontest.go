@@ -12,7 +12,7 @@ import (
 	"github.com/hushcli/hush/executor/events"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/toolset/bash"
 )
 
 // OneTurnAgent is an agent whose model replays script, with the bash tool

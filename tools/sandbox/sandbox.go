@@ -3,7 +3,7 @@
 // tool runs) and says what this machine's kernel gives (Status).
 //
 // It owns the list of what a tool must not see (MaskSet, masks.go), which
-// the file tools in tools/files and docker-bash consult too, and `hush
+// the file tools in toolset/files and docker-bash consult too, and `hush
 // sandbox show`'s rendering of it (Render).
 //
 // It takes a narrow start request — an *exec.Cmd already holding the

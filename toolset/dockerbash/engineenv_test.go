@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // TestEngineEnv: the engine connection keeps DOCKER_HOST and the proxy

@@ -18,7 +18,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
+	"github.com/hushcli/hush/toolset/bash"
 )
 
 func canary(label string) string {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 )
 
 // TestPlanImportKeepsSecretsOutOfMCPJSON: a literal token in env goes to

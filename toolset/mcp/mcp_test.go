@@ -21,7 +21,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 )
 
 // faultServer is the Go fault-injection server (testdata/faultserver),

@@ -3,7 +3,7 @@ package mcp_test
 import (
 	"testing"
 
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 )
 
 func TestCheckKnown(t *testing.T) {

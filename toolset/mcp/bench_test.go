@@ -13,8 +13,8 @@ import (
 
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/mcp"
 	"github.com/hushcli/hush/tools/sandbox"
+	"github.com/hushcli/hush/toolset/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/hushcli/hush/tools/dockerbash"
+	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
 // socketProxy forwards a unix socket to the engine's, and can be cut (every

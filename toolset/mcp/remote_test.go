@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hushcli/hush/tools/mcp"
+	"github.com/hushcli/hush/toolset/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

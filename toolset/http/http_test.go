@@ -22,8 +22,8 @@ import (
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/bash"
-	httptool "github.com/hushcli/hush/tools/http"
+	"github.com/hushcli/hush/toolset/bash"
+	httptool "github.com/hushcli/hush/toolset/http"
 )
 
 // server is a 127.0.0.1 server that records every request, raw.

@@ -21,7 +21,7 @@ import (
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/redact"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/background"
+	"github.com/hushcli/hush/toolset/background"
 )
 
 func canary(label string) string {

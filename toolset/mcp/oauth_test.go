@@ -17,8 +17,8 @@ import (
 	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/tools"
-	"github.com/hushcli/hush/tools/mcp"
-	"github.com/hushcli/hush/tools/mcp/oauthtest"
+	"github.com/hushcli/hush/toolset/mcp"
+	"github.com/hushcli/hush/toolset/mcp/oauthtest"
 	"github.com/hushcli/hush/vault"
 )
 
