@@ -369,6 +369,11 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 				proxied[tool] = true
 			}
 		}
+		// docker-bash has no network unless configured; "proxy" is the
+		// same proxy, reached from the call's own Docker network.
+		if cfg.Tools[dockerbash.Name].Network == dockerbash.NetworkProxy {
+			proxied[dockerbash.Name] = true
+		}
 		n, err := newNetwork(cfg, opts.Ambient, audit, id, opts.Events, proxied)
 		if err != nil {
 			transcriptFile.Close()

@@ -65,8 +65,10 @@ const removeTimeout = 30 * time.Second
 type Tool struct {
 	// Image runs the script (tools.dockerbash.image).
 	Image string
-	// Network is the container's network mode (tools.dockerbash.network);
-	// "" means DefaultNetwork, "none".
+	// Network is the container's network (tools.dockerbash.network): ""
+	// means DefaultNetwork, "none"; NetworkProxy, out only through hush's
+	// egress proxy; anything else is a Docker network mode given as is
+	// ("bridge", "host", a network's name), unfiltered.
 	Network string
 	// Mask adds glob patterns to the hidden paths (tools.dockerbash.mask);
 	// see matchMask for their syntax.
@@ -104,7 +106,11 @@ func (Tool) Name() string { return Name }
 func (t Tool) Description() string {
 	network := t.network()
 	net := "The container has no network."
-	if network != "none" {
+	switch network {
+	case "none":
+	case NetworkProxy:
+		net = "The container reaches the network only through hush's egress proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; programs that ignore them get no network), which allows only the hosts the policy and the call's secrets allow."
+	default:
 		net = "The container's network is " + strconv.Quote(network) + "."
 	}
 	return "Run a shell script with sh in a fresh container from the image " + strconv.Quote(t.Image) +
@@ -223,10 +229,26 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 		return executor.Result{}, err // start nothing
 	}
 
+	// With network = "proxy", the call's own internal network and hush's
+	// proxy on its gateway, for the call's secrets; removed after the
+	// container (deferred first, it runs last).
+	netMode := t.network()
+	if netMode == NetworkProxy {
+		pn, err := t.openProxyNet(ctx, cli, tc.Ambient, ctc.Egress())
+		if err != nil {
+			if ctx.Err() != nil {
+				return executor.Result{Status: "cancelled", IsError: true}, nil
+			}
+			return executor.Result{}, err
+		}
+		defer pn.close(ctx, cli, t.RemoveTimeout)
+		netMode, env = pn.id, pn.env(env)
+	}
+
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var removeErr error
-	res, err := t.run(runCtx, cli, tc, p.Script, env, root, masks, empty, &removeErr)
+	res, err := t.run(runCtx, cli, tc, p.Script, env, netMode, root, masks, empty, &removeErr)
 	// Only a removal that happened is reported as one: the engine may be
 	// gone (a cut socket, a restart) and the container still running.
 	stopped := "the container was stopped and removed"
@@ -253,7 +275,7 @@ func (t Tool) Run(ctx context.Context, tc *executor.ToolContext, raw json.RawMes
 //
 // *removeErr is set to why the container may still exist, once the removal
 // (retried, bounded) has given up; nil means it is gone or never existed.
-func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, script string, env tools.Env, root string, masks []mask, empty string, removeErr *error) (executor.Result, error) {
+func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, script string, env tools.Env, netMode, root string, masks []mask, empty string, removeErr *error) (executor.Result, error) {
 	mounts := []mountSpec{{Type: "bind", Source: root, Target: Workdir, ReadOnly: true}}
 	for _, m := range masks {
 		target := Workdir + "/" + m.Rel
@@ -280,7 +302,7 @@ func (t Tool) run(ctx context.Context, cli *Engine, tc *executor.ToolContext, sc
 		StdinOnce:    true,
 		Labels:       map[string]string{LabelTool: Name, LabelPID: strconv.Itoa(os.Getpid()), LabelOwner: owner(), LabelSession: t.Session},
 		HostConfig: hostConfig{
-			NetworkMode: t.network(),
+			NetworkMode: netMode,
 			Mounts:      mounts,
 			// A backstop: if hush itself is killed, the engine still
 			// removes the container when its script ends.

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,12 +22,15 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 
+	"github.com/hushcli/hush/config"
 	"github.com/hushcli/hush/executor"
 	"github.com/hushcli/hush/executor/auditlog"
 	"github.com/hushcli/hush/executor/provider"
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox/egress"
 	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
@@ -675,4 +680,174 @@ func TestMaskIsLoadBearing(t *testing.T) {
 // hush's, to see what the engine holds after a call.
 func officialClient(ambient map[string]string) (*client.Client, error) {
 	return client.NewClientWithOpts(client.WithHost(dockerbash.EngineHost(ambient)), client.WithAPIVersionNegotiation())
+}
+
+// proxyNetwork is a session's egress proxy as executor.Network, for direct
+// calls.
+type proxyNetwork struct{ p *egress.Proxy }
+
+func (n proxyNetwork) Proxied(tool string) bool { return tool == dockerbash.Name }
+func (n proxyNetwork) Serve(ctx context.Context, l net.Listener, call executor.NetCall) {
+	_ = n.p.Serve(ctx, l, egress.Call{Tool: call.Tool, Secrets: call.Secrets, Turn: call.Turn})
+}
+func (n proxyNetwork) Local() *tools.LocalServices { return nil }
+
+// TestProxyNetworkGoesOnlyThroughTheProxy: with network = "proxy" the
+// container reaches the network only through hush's proxy, found in
+// HTTP_PROXY, under the call's policy. Three listeners on the host's
+// loopback keep every byte: bound (listed in [network] allow, and the
+// secret's one host), other (listed too) and unlisted. A call holding no
+// secret reaches bound and other (the control) and is refused at
+// unlisted; a call granted the secret posts it to other and to bound, and
+// only bound receives it. The same port at the proxy's address, without
+// the proxy, is not the host's loopback. Every connection is a record of
+// the tool; the call's network is gone after the call.
+func TestProxyNetworkGoesOnlyThroughTheProxy(t *testing.T) {
+	ambient := engineAmbient(t)
+	bound, other, unlisted := keepingListener(t), keepingListener(t), keepingListener(t)
+	c, err := config.Parse("config.toml", []byte(fmt.Sprintf("[network]\nallow = [%q, %q]\n[secrets.HUSH_TEST_TOKEN]\nhosts = [%q]\n", bound.addr, other.addr, bound.addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := egress.NewPolicy(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var records []egress.Record
+	p, err := egress.New(egress.Options{Policy: pol, Audit: func(r egress.Record) { mu.Lock(); records = append(records, r); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := newTool(t)
+	tool.Network = dockerbash.NetworkProxy
+	tool.Session = canary("session")
+	_, boundPort, _ := net.SplitHostPort(bound.addr)
+	connect := func(addr, payload string) string {
+		// nc's stdin stays open a while: a client that half-closes
+		// before the answer ends the proxy's request.
+		return `(printf 'CONNECT ` + addr + ` HTTP/1.1\r\nHost: ` + addr + `\r\n\r\n'; printf %s "` + payload + `"; sleep 2) | nc -w 3 "$h" "$p"; echo; `
+	}
+	const findProxy = `hp=${HTTP_PROXY#http://}; h=${hp%:*}; p=${hp##*:}; echo "proxy=$HTTP_PROXY"; `
+	run := func(script string, secrets map[string]string, granted []string) string {
+		t.Helper()
+		tc, out := newToolContext(t, ambient, mapVault(secrets), secrets)
+		tc.Network = proxyNetwork{p}
+		res, err := call(t, context.Background(), tool, tc, map[string]any{"script": script + "echo done", "secrets": granted})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		if o := out.String(); res.IsError || !strings.Contains(o, "done") || !strings.Contains(o, "proxy=http://") {
+			t.Fatalf("result %+v:\n%s", res, o)
+		}
+		return out.String()
+	}
+
+	o := run(findProxy+connect(bound.addr, "plain-to-bound")+connect(other.addr, "plain-to-other")+connect(unlisted.addr, "plain-to-unlisted")+
+		`echo direct | nc -w 2 "$h" `+boundPort+` && echo DIRECT-REACHED; `, nil, []string{})
+	if !strings.Contains(bound.seen(), "plain-to-bound") || !strings.Contains(other.seen(), "plain-to-other") {
+		t.Fatalf("control: a call without secrets did not reach both listed hosts (they read %q and %q):\n%s", bound.seen(), other.seen(), o)
+	}
+	if got := unlisted.seen(); got != "" || !strings.Contains(o, "403") {
+		t.Errorf("the unlisted host read %q; the container saw:\n%s", got, o)
+	}
+	if strings.Contains(o, "DIRECT-REACHED") || strings.Contains(bound.seen(), "direct") {
+		t.Errorf("the container reached the host's loopback without the proxy:\n%s", o)
+	}
+
+	token := canary("token")
+	o = run(findProxy+connect(other.addr, `t=$HUSH_TEST_TOKEN`)+connect(bound.addr, `t=$HUSH_TEST_TOKEN`),
+		map[string]string{"HUSH_TEST_TOKEN": token}, []string{"HUSH_TEST_TOKEN"})
+	if strings.Contains(other.seen(), token) {
+		t.Errorf("a host the secret is not bound to received it:\n%s", o)
+	}
+	if !strings.Contains(bound.seen(), "t="+token) {
+		t.Errorf("control: the secret's host did not receive it (it read %q):\n%s", bound.seen(), o)
+	}
+
+	mu.Lock()
+	want := map[string]egress.Action{"plain " + bound.addr: egress.Allow, "plain " + other.addr: egress.Allow, "plain " + unlisted.addr: egress.Deny,
+		"secret " + other.addr: egress.Deny, "secret " + bound.addr: egress.Allow}
+	got := map[string]egress.Action{}
+	for _, r := range records {
+		if r.Tool != dockerbash.Name {
+			t.Errorf("record of tool %q", r.Tool)
+		}
+		kind := "plain"
+		if len(r.Secrets) > 0 {
+			kind = "secret"
+		}
+		got[kind+" "+net.JoinHostPort(r.Host, strconv.Itoa(r.Port))] = r.Action
+	}
+	mu.Unlock()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records %v, want %v", got, want)
+	}
+	cli, err := officialClient(ambient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	nets, err := cli.NetworkList(context.Background(), network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", dockerbash.LabelSession+"="+tool.Session))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nets) != 0 {
+		t.Errorf("the call's network outlived it: %v", nets[0].Name)
+	}
+}
+
+// TestProxyNetworkNeedsTheProxy: network = "proxy" without hush's proxy
+// (the sandbox off) refuses to run rather than run unfiltered.
+func TestProxyNetworkNeedsTheProxy(t *testing.T) {
+	ambient := engineAmbient(t)
+	tool := newTool(t)
+	tool.Network = dockerbash.NetworkProxy
+	tc, _ := newToolContext(t, ambient, mapVault{}, nil)
+	_, err := call(t, context.Background(), tool, tc, map[string]any{"script": "echo ran", "secrets": []string{}})
+	if err == nil || !strings.Contains(err.Error(), "egress proxy") {
+		t.Fatalf("want a refusal naming the egress proxy, got %v", err)
+	}
+}
+
+// keeping is a loopback listener that keeps what each client sends.
+type keeping struct {
+	addr string
+	mu   sync.Mutex
+	raw  bytes.Buffer
+}
+
+func keepingListener(t *testing.T) *keeping {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	k := &keeping{addr: l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+				b := make([]byte, 4096)
+				n, _ := c.Read(b)
+				k.mu.Lock()
+				k.raw.Write(b[:n])
+				k.mu.Unlock()
+				_, _ = c.Write([]byte("ok\n"))
+			}()
+		}
+	}()
+	return k
+}
+
+func (k *keeping) seen() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.raw.String()
 }

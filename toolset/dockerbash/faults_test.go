@@ -15,6 +15,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/hushcli/hush/toolset/dockerbash"
 )
 
@@ -243,6 +244,18 @@ func TestLeftoversOfADeadHushAreRemoved(t *testing.T) {
 	// A hush in another PID namespace (a container, a sandbox) labelled
 	// this one: its pid means nothing here, so it is not judged gone.
 	elsewhere := create(bootID + ":1:" + self + ":1")
+	// A call's own network (network = "proxy") that the dead hush left,
+	// and one of the live hush.
+	mkNet := func(owner string) string {
+		n, err := cli.NetworkCreate(ctx, canary("net"), network.CreateOptions{Internal: true,
+			Labels: map[string]string{dockerbash.LabelTool: dockerbash.Name, dockerbash.LabelOwner: owner, dockerbash.LabelSession: session}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cli.NetworkRemove(context.Background(), n.ID) })
+		return n.ID
+	}
+	deadNet, aliveNet := mkNet(bootID+":"+ns+":"+self+":1"), mkNet(bootID+":"+ns+":"+self+":"+start)
 	var said []string
 	for _, l := range dockerbash.RemoveLeftovers(ctx, ambient) {
 		said = append(said, l.Describe())
@@ -259,5 +272,11 @@ func TestLeftoversOfADeadHushAreRemoved(t *testing.T) {
 	}
 	if _, err := cli.ContainerInspect(ctx, elsewhere); err != nil {
 		t.Errorf("the container of a hush in another PID namespace was removed: %v", err)
+	}
+	if _, err := cli.NetworkInspect(ctx, deadNet, network.InspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Errorf("the dead hush's network is still there (%v)", err)
+	}
+	if _, err := cli.NetworkInspect(ctx, aliveNet, network.InspectOptions{}); err != nil {
+		t.Errorf("the live hush's network was removed: %v", err)
 	}
 }

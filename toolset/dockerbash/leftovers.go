@@ -121,8 +121,9 @@ type Leftover struct {
 }
 
 // RemoveLeftovers removes the docker-bash containers whose hush is gone
-// (killed, or cut off from the engine while a call ran), on the engine
-// named in ambient, and says which. A missing engine is not an error here:
+// (killed, or cut off from the engine while a call ran), and then their
+// calls' networks, on the engine named in ambient, and says which
+// containers. A missing engine is not an error here:
 // there is nothing to clean on it now.
 func RemoveLeftovers(ctx context.Context, ambient map[string]string) []Leftover {
 	cli, err := NewClient(ambient)
@@ -145,6 +146,17 @@ func RemoveLeftovers(ctx context.Context, ambient map[string]string) []Leftover 
 			continue
 		}
 		out = append(out, Leftover{ID: c.ID, Session: c.Labels[LabelSession], Err: removeContainer(ctx, cli, c.ID, 0)})
+	}
+	// The calls' own networks (network = "proxy"), once their containers
+	// are gone: nothing runs on them, so they go without a word.
+	filters, _ := json.Marshal(map[string][]string{"label": {LabelTool + "=" + Name}})
+	var nets []listedContainer // the same fields: Id, Labels
+	if cli.call(ctx, http.MethodGet, "/networks", url.Values{"filters": {string(filters)}}, nil, &nets) == nil {
+		for _, n := range nets {
+			if ownerGone(n.Labels[LabelOwner]) {
+				_ = cli.call(ctx, http.MethodDelete, "/networks/"+url.PathEscape(n.ID), nil, nil, nil)
+			}
+		}
 	}
 	return out
 }
