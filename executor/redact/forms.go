@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"net/url"
 )
@@ -33,17 +34,6 @@ func (ps *patternSet) add(lo, hi int, owner int32) {
 	}
 }
 
-// addText appends b to text and makes it a pattern of owner.
-func (ps *patternSet) addText(b []byte, owner int32) {
-	lo := len(ps.text)
-	ps.text = append(ps.text, b...)
-	ps.add(lo, len(ps.text), owner)
-}
-
-// raw64 are the unpadded encodings, by alphabet: made once, not per value
-// (WithPadding copies the whole Encoding).
-var raw64 = [2]*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding}
-
 // addForms adds the forms of v, without v itself, in the order forms
 // lists them (forms_ref_test.go), leaving out a form that equals one added
 // before it for v: the URL alphabet's base64 where it has no '+' or '/' to
@@ -52,116 +42,138 @@ var raw64 = [2]*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding}
 // would be dropped as duplicates (dedupe) after costing their sort.
 // v must not alias text beyond its length.
 func (ps *patternSet) addForms(v []byte, owner int32) {
+	text := ps.text
 	// Standard alphabet: padded; unpadded, its prefix; the value at
 	// offset 0 of a larger stream, a prefix of that; offsets 1 and 2.
 	var spans [5][2]int // padded, unpadded, offsets 0, 1, 2
-	lo := len(ps.text)
-	ps.text = base64.StdEncoding.AppendEncode(ps.text, v)
-	spans[0] = [2]int{lo, len(ps.text)}
+	lo := len(text)
+	text = base64.StdEncoding.AppendEncode(text, v)
+	spans[0] = [2]int{lo, len(text)}
 	spans[1] = [2]int{lo, lo + base64.RawStdEncoding.EncodedLen(len(v))}
 	spans[2] = [2]int{lo, lo + 8*len(v)/6}
 	for off := 1; off < 3; off++ {
-		spans[2+off] = ps.offsetForm(v, off)
+		text, spans[2+off] = offsetForm(text, &ps.scratch, v, off)
 	}
+	// Each equal to the one before it is left out.
+	keep := [5]bool{true, spans[1][1] != spans[0][1], spans[2][1] != spans[1][1], true, true}
 	for k, s := range spans {
-		if k == 1 && s[1] == spans[0][1] || k == 2 && s[1] == spans[1][1] {
-			continue // equal to the one before
+		if keep[k] {
+			ps.add(s[0], s[1], owner)
 		}
-		ps.add(s[0], s[1], owner)
 	}
-	lo = -1 // where the padded form in the URL alphabet starts
 	// URL alphabet: the same characters with '-' for '+' and '_' for
-	// '/'; a form without either is the standard one again. The
-	// padded form is translated once, the two before it are its
-	// prefixes.
+	// '/'; a form without either is the standard one again. The padded
+	// form is translated once, the two before it are its prefixes.
+	url64 := -1
 	for k, s := range spans {
-		if k == 1 && s[1] == spans[0][1] || k == 2 && s[1] == spans[1][1] || !hasStd62(ps.text[s[0]:s[1]]) {
+		if !keep[k] || !hasStd62(text[s[0]:s[1]]) {
 			continue
 		}
-		if k < 3 && lo >= 0 { // the padded form is translated already
-			ps.add(lo, lo+s[1]-s[0], owner)
+		if k < 3 && url64 >= 0 {
+			ps.add(url64, url64+s[1]-s[0], owner)
 			continue
 		}
-		at := len(ps.text)
-		for i := s[0]; i < s[1]; i++ { // indexes: text may move as it grows
-			c := ps.text[i]
-			switch c {
-			case '+':
-				c = '-'
-			case '/':
-				c = '_'
-			}
-			ps.text = append(ps.text, c)
+		at := len(text)
+		text = append(text, make([]byte, s[1]-s[0])...)
+		for i, c := range text[s[0]:s[1]] {
+			text[at+i] = urlAlphabet[c]
 		}
 		if k == 0 {
-			lo = at
+			url64 = at
 		}
-		ps.add(at, len(ps.text), owner)
+		ps.add(at, len(text), owner)
 	}
 	if !unreserved(v) {
 		if q := url.QueryEscape(string(v)); q != string(v) {
-			ps.addText([]byte(q), owner)
+			lo := len(text)
+			text = append(text, q...)
+			ps.add(lo, len(text), owner)
 		}
 		if p := url.PathEscape(string(v)); p != string(v) {
-			ps.addText([]byte(p), owner)
+			lo := len(text)
+			text = append(text, p...)
+			ps.add(lo, len(text), owner)
 		}
 	}
 	// Continuous hex, as xxd -p, od -An -tx1 with its spaces joined, or
 	// printf %x print it; line breaks are the wrap normaliser's.
-	lo = len(ps.text)
-	ps.text = hex.AppendEncode(ps.text, v)
-	hi := len(ps.text)
+	lo = len(text)
+	text = hex.AppendEncode(text, v)
+	hi := len(text)
 	ps.add(lo, hi, owner)
-	letters := false
-	for i := lo; i < hi; i++ {
-		c := ps.text[i]
-		if c >= 'a' {
-			c -= 'a' - 'A'
-			letters = true
-		}
-		ps.text = append(ps.text, c)
-	}
-	if letters {
-		ps.add(hi, len(ps.text), owner)
+	text = append(text, make([]byte, hi-lo)...)
+	if upperHex(text[hi:], text[lo:hi]) {
+		ps.add(hi, len(text), owner)
 	} else {
-		ps.text = ps.text[:hi]
+		text = text[:hi] // no letter: the same as the lower case
 	}
+	ps.text = text
 }
 
-// offsetForm appends the characters of v's base64 that are fixed when v
-// starts at byte offset off (mod 3) of a larger encoded stream, and
-// returns their span (empty if there are none). Base64 text of a value
-// inside a larger buffer — a token in a base64-encoded JSON config, a
-// Basic auth header "user:token" — starts at offset 0, 1 or 2, and the
-// characters at its edges mix its bits with the neighbours'.
+// upperHex writes lower-case hex src in upper case to dst and reports
+// whether it held a letter. A letter is the only byte with 0x40 set.
+func upperHex(dst, src []byte) bool {
+	const bit = 0x4040404040404040
+	var letters uint64
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		m := x & bit
+		letters |= m
+		binary.LittleEndian.PutUint64(dst[i:], x-m>>1)
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
+		m := c & 0x40
+		letters |= uint64(m)
+		dst[i] = c - m>>1
+	}
+	return letters != 0
+}
+
+// offsetForm appends to text the characters of v's base64 that are
+// fixed when v starts at byte offset off (mod 3) of a larger encoded
+// stream, and returns their span (empty if there are none). Base64 text
+// of a value inside a larger buffer — a token in a base64-encoded JSON
+// config, a Basic auth header "user:token" — starts at offset 0, 1 or 2,
+// and the characters at its edges mix its bits with the neighbours'.
 //
 // Character c covers stream bits [6c, 6c+6); the value covers bits
 // [8·off, 8·(off+len)). Zero neighbours stand in for the unknown ones:
 // the kept characters do not depend on them.
-func (ps *patternSet) offsetForm(v []byte, off int) [2]int {
+func offsetForm(text []byte, scratch *[]byte, v []byte, off int) ([]byte, [2]int) {
 	n := off + len(v) + 2
-	if cap(ps.scratch) < n {
-		ps.scratch = make([]byte, 0, 2*n)
+	if cap(*scratch) < n {
+		*scratch = make([]byte, 0, 2*n)
 	}
-	z := ps.scratch[:n]
+	z := (*scratch)[:n]
 	clear(z)
 	copy(z[off:], v)
 	first := (8*off + 5) / 6
 	end := 8 * (off + len(v)) / 6
 	if end <= first {
-		return [2]int{}
+		return text, [2]int{}
 	}
-	lo := len(ps.text)
-	ps.text = base64.RawStdEncoding.AppendEncode(ps.text, z)
-	copy(ps.text[lo:], ps.text[lo+first:lo+end])
-	ps.text = ps.text[:lo+end-first]
-	return [2]int{lo, len(ps.text)}
+	lo := len(text)
+	text = base64.RawStdEncoding.AppendEncode(text, z)
+	copy(text[lo:], text[lo+first:lo+end])
+	text = text[:lo+end-first]
+	return text, [2]int{lo, len(text)}
 }
 
 // hasStd62 reports whether standard base64 text holds '+' or '/', the
 // two characters the URL alphabet spells differently.
 func hasStd62(b []byte) bool {
-	for _, c := range b {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 { // a word at a time: has it a zero byte?
+		x := binary.LittleEndian.Uint64(b[i:])
+		p, s := x^('+'*ones), x^('/'*ones)
+		if ((p-ones)&^p|(s-ones)&^s)&highs != 0 {
+			return true
+		}
+	}
+	for _, c := range b[i:] {
 		if c == '+' || c == '/' {
 			return true
 		}
@@ -169,13 +181,29 @@ func hasStd62(b []byte) bool {
 	return false
 }
 
+// urlAlphabet maps a character of standard base64 to the URL alphabet's.
+var urlAlphabet = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	t['+'], t['/'] = '-', '_'
+	return t
+}()
+
 // unreserved reports whether every byte of v is one that neither
 // url.QueryEscape nor url.PathEscape changes (RFC 3986 unreserved).
 func unreserved(v []byte) bool {
 	for _, c := range v {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~') {
+		if !isUnreserved[c] {
 			return false
 		}
 	}
 	return true
 }
+
+var isUnreserved = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~") {
+		t[c] = true
+	}
+	return t
+}()

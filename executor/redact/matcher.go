@@ -49,10 +49,10 @@ type matcher struct {
 	tree radix
 }
 
-// newMatcher builds the matcher of distinct patterns, given the order
-// that sorts them and the prefix each shares with the one before it in
-// that order (sortPatterns).
-func newMatcher(ps *patternSet, order, lcp []int32) *matcher {
+// newMatcher builds the matcher of distinct patterns, given them sorted
+// (sortPatterns).
+func newMatcher(ps *patternSet, sp sorted) *matcher {
+	order, lcp := sp.order, sp.lcp
 	m := &matcher{window: maxWindow}
 	for i := range ps.start {
 		l := int(ps.end[i] - ps.start[i])
@@ -60,7 +60,7 @@ func newMatcher(ps *patternSet, order, lcp []int32) *matcher {
 		m.maxLen = max(m.maxLen, l)
 	}
 	m.stride = m.window - gram + 1
-	m.tree = buildRadix(ps, order, lcp)
+	m.tree = buildRadix(ps, sp)
 
 	// Patterns with the same window-long prefix add the same grams, and
 	// those with the same first gram the same first: in sorted order
@@ -68,44 +68,67 @@ func newMatcher(ps *patternSet, order, lcp []int32) *matcher {
 	// map (two maps of 100,000 keys were a sixth of New's time). Of a
 	// pattern whose prefix differs, the grams inside what it shares with
 	// the one before are that one's, added already.
+	// shared[i]: what pattern i shares with the one before it in order,
+	// so the grams are added in the order the text was written (reading
+	// it in sorted order was a cache miss a pattern).
+	shared := make([]int32, len(order))
 	prefixes, firsts := 0, 0
-	for j := range order {
-		if j == 0 || int(lcp[j]) < m.window {
+	for j, i := range order {
+		if j > 0 {
+			shared[i] = lcp[j]
+		}
+		if shared[i] < int32(m.window) {
 			prefixes++
 		}
-		if j == 0 || lcp[j] < gram {
+		if shared[i] < gram {
 			firsts++
 		}
 	}
 	m.grams, m.gramsShift = newBitmap(prefixes * m.stride)
 	m.firsts, m.firstShift = newBitmap(firsts)
-	text := ps.text
-	for j, i := range order {
-		shared := 0
-		if j > 0 {
-			shared = int(lcp[j])
-		}
-		p := text[ps.start[i]:]
-		if shared < m.window {
-			for k := max(shared-gram+1, 0); k+gram <= m.window; k++ {
-				setBit(m.grams, m.gramsShift, binary.LittleEndian.Uint32(p[k:]))
+	// Locals, not m's fields: a store into a bitmap could be a store
+	// into m as far as the compiler knows, which reloaded them per gram.
+	text, start, window := ps.text, ps.start, m.window
+	grams, gshift := m.grams, m.gramsShift
+	first, fshift := m.firsts, m.firstShift
+	for i, sh := range shared {
+		w := text[start[i]:][:window]
+		if int(sh) < window {
+			k := max(int(sh)-gram+1, 0)
+			// Five grams from each eight bytes loaded.
+			for ; k+8 <= window; k += 5 {
+				x := binary.LittleEndian.Uint64(w[k:])
+				for s := 0; s < 40; s += 8 {
+					setBit(grams, gshift, uint32(x>>s))
+				}
+			}
+			for ; k+gram <= window; k++ {
+				setBit(grams, gshift, binary.LittleEndian.Uint32(w[k:]))
 			}
 		}
-		if shared < gram {
-			setBit(m.firsts, m.firstShift, binary.LittleEndian.Uint32(p))
+		if sh < gram {
+			setBit(first, fshift, binary.LittleEndian.Uint32(w))
 		}
 	}
 	return m
 }
 
-// sortPatterns returns the indexes of the patterns in byte order, equal
-// ones by index, and for each place in that order the length of the
-// prefix its pattern shares with the one before (0 for the first). The
+// sorted is the patterns in byte order, equal ones by index: order[j] is
+// the j-th pattern, lcp[j] the length of the prefix it shares with the
+// one before (0 for the first), head[j] its first eight bytes as a
+// big-endian number (zero-padded), which the tree takes its children's
+// first bytes from without reading the patterns in sorted order again.
+type sorted struct {
+	order, lcp []int32
+	head       []uint64
+}
+
+// sortPatterns sorts the patterns. The
 // first eight bytes of each, as one number, are sorted by a stable radix
 // sort (eight passes of counting); only runs that agree on them are then
 // compared whole. A comparison sort with bytes.Compare was a third of the
 // radix tree's build for 8,000 secrets' 100,000 patterns.
-func sortPatterns(ps *patternSet) (order, lcp []int32) {
+func sortPatterns(ps *patternSet) sorted {
 	n := len(ps.start)
 	order, tmp := make([]int32, n), make([]int32, n)
 	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
@@ -116,57 +139,75 @@ func sortPatterns(ps *patternSet) (order, lcp []int32) {
 		copy(k[:], text[ps.start[i]:ps.end[i]])
 		keys[i] = binary.BigEndian.Uint64(k[:])
 	}
-	for shift := 0; shift < 64; shift += 8 {
-		var count [257]int
-		for _, k := range keys {
-			count[(k>>shift)&0xff+1]++
+	// The counts of all eight bytes in one pass over the keys.
+	var counts [8][257]int32
+	for _, k := range keys {
+		for d := range 8 {
+			counts[d][(k>>(8*d))&0xff+1]++
 		}
-		if count[(keys[0]>>shift)&0xff+1] == n {
+	}
+	for d := range 8 {
+		count := &counts[d]
+		if count[(keys[0]>>(8*d))&0xff+1] == int32(n) {
 			continue // every key has this byte: the pass changes nothing
 		}
 		for b := 1; b < 257; b++ {
 			count[b] += count[b-1]
 		}
 		for j, k := range keys {
-			b := (k >> shift) & 0xff
+			b := (k >> (8 * d)) & 0xff
 			tmp[count[b]], tmpKeys[count[b]] = order[j], k
 			count[b]++
 		}
 		order, tmp = tmp, order
 		keys, tmpKeys = tmpKeys, keys
 	}
-	pat := func(i int32) []byte { return text[ps.start[i]:ps.end[i]] }
+	start, end := ps.start, ps.end
+	// Runs that agree on the first eight bytes are the forms of one value
+	// mostly, and short: sorted by insertion, stable (equal patterns stay
+	// in index order). Two spans that start at the same place are a
+	// prefix of each other (unpadded base64 of padded): their lengths
+	// order them without reading the text.
+	cmp := func(x, y int32) int {
+		if start[x] == start[y] {
+			return int(end[x] - end[y])
+		}
+		return bytes.Compare(text[start[x]:end[x]], text[start[y]:end[y]])
+	}
 	for i := 0; i < n; {
 		j := i + 1
 		for j < n && keys[j] == keys[i] {
 			j++
 		}
-		// Insertion sort, stable: equal patterns stay in index order.
-		// Runs are short (the forms of one value that share their
-		// first eight bytes).
 		for a := i + 1; a < j; a++ {
 			x := order[a]
-			px := pat(x)
 			b := a
-			for ; b > i && bytes.Compare(pat(order[b-1]), px) > 0; b-- {
+			for ; b > i && cmp(order[b-1], x) > 0; b-- {
 				order[b] = order[b-1]
 			}
 			order[b] = x
 		}
 		i = j
 	}
-	// keys is tmp's now: reuse it as the prefix lengths.
-	lcp = tmp
+	// tmp is free now: it holds the prefix lengths.
+	lcp := tmp
 	lcp[0] = 0
 	for j := 1; j < n; j++ {
-		a, b := pat(order[j-1]), pat(order[j])
 		l := bits.LeadingZeros64(keys[j-1]^keys[j]) / 8
-		if l == 8 {
-			l += commonPrefix(a[min(8, len(a)):], b[min(8, len(b)):])
+		if l >= MinLen { // a shorter pattern's zero padding may agree
+			x, y := order[j-1], order[j]
+			lx, ly := int(end[x]-start[x]), int(end[y]-start[y])
+			switch {
+			case l == 8 && start[x] == start[y]:
+				l = lx // a prefix of the other
+			case l == 8 && lx > 8 && ly > 8:
+				l += commonPrefix(text[start[x]+8:end[x]], text[start[y]+8:end[y]])
+			}
+			l = min(l, lx, ly)
 		}
-		lcp[j] = int32(min(l, len(a), len(b)))
+		lcp[j] = int32(l)
 	}
-	return order, lcp
+	return sorted{order, lcp, keys}
 }
 
 // newBitmap returns a bitmap for entries hashed grams and the shift that
@@ -268,7 +309,8 @@ type rnode struct {
 
 func (t *radix) label(nd *rnode) []byte { return t.text[nd.lo:nd.hi] }
 
-func buildRadix(ps *patternSet, order, lcp []int32) radix {
+func buildRadix(ps *patternSet, sp sorted) radix {
+	order := sp.order
 	// A path-compressed trie has at most two nodes a pattern; growing the
 	// slice instead copied every node again and again: with 8,000
 	// secrets (about 80,000 patterns) that was most of New. The
@@ -281,14 +323,14 @@ func buildRadix(ps *patternSet, order, lcp []int32) radix {
 			keys:  make([]byte, 0, 2*len(order)),
 			kids:  make([]int32, 0, 2*len(order)),
 		},
-		ps: ps, order: order, lcp: lcp,
+		ps: ps, sorted: sp,
 	}
 	for i := range b.root {
 		b.root[i] = -1
 	}
 	for i := 0; i < len(order); {
 		j := b.run(i, len(order), 0)
-		b.root[ps.text[ps.start[order[i]]]] = b.build(i, j, 0)
+		b.root[sp.head[i]>>56] = b.build(i, j, 0)
 		i = j
 	}
 	return b.radix
@@ -300,8 +342,8 @@ func buildRadix(ps *patternSet, order, lcp []int32) radix {
 // where that least one occurs. Nothing is compared again.
 type radixBuilder struct {
 	radix
-	ps         *patternSet
-	order, lcp []int32
+	ps *patternSet
+	sorted
 }
 
 // run returns the end of the run of sorted patterns, from i and before
@@ -345,7 +387,11 @@ func (t *radixBuilder) build(g0, g1, depth int) int32 {
 	t.nodes[idx].at, t.nodes[idx].n = int32(at), int32(n)
 	for i, k := rest, at; i < g1; k++ {
 		j := t.run(i, g1, l)
-		t.keys[k] = t.text[int(t.ps.start[t.order[i]])+l]
+		if l < 8 {
+			t.keys[k] = byte(t.head[i] >> (56 - 8*l))
+		} else {
+			t.keys[k] = t.text[int(t.ps.start[t.order[i]])+l]
+		}
 		kid := t.build(i, j, l)
 		t.kids[k] = kid
 		i = j
@@ -396,8 +442,14 @@ func (t *radix) walk(text []byte) (l int, id int32, live bool, depth int) {
 }
 
 func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
 	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
+	for ; i+8 <= n; i += 8 { // a word at a time: forms share 50 bytes
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
 		i++
 	}
 	return i

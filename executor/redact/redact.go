@@ -166,7 +166,7 @@ func (r *Redactor) init(secrets []Secret) {
 				ps.addForms(v, int32(i))
 			}
 		}
-		order, lcp := dedupe(&ps)
+		sp := dedupe(&ps)
 		r.owner = ps.owner
 		// One placeholder a secret, shared by its forms, all in one array.
 		r.holderAt = make([]int32, len(secrets)+1)
@@ -177,7 +177,7 @@ func (r *Redactor) init(secrets []Secret) {
 			r.holders = append(r.holders, ']')
 		}
 		r.holderAt[len(secrets)] = int32(len(r.holders))
-		r.m = newMatcher(&ps, order, lcp)
+		r.m = newMatcher(&ps, sp)
 	}
 	// The widest encoding looked for is percent-encoding every byte (3×)
 	// or hex wrapped at a few columns; 4× covers them.
@@ -193,12 +193,12 @@ func (r *Redactor) placeholder(id int32) []byte {
 }
 
 // dedupe drops every pattern equal to an earlier one (with its owner),
-// keeping the rest in the order added, and returns the order that sorts
-// them and the length of the prefix each shares with the one before it
-// in that order (sortPatterns), which the matcher is built from. A map of
-// 100,000 strings did the same at twice the cost.
-func dedupe(ps *patternSet) (order, lcp []int32) {
-	order, lcp = sortPatterns(ps)
+// keeping the rest in the order added, and returns them sorted
+// (sortPatterns), which the matcher is built from. A map of 100,000
+// strings did the same at twice the cost.
+func dedupe(ps *patternSet) sorted {
+	sp := sortPatterns(ps)
+	order, lcp := sp.order, sp.lcp
 	n := len(order)
 	drop := make([]bool, n)
 	for j := 1; j < n; j++ {
@@ -224,11 +224,11 @@ func dedupe(ps *patternSet) (order, lcp []int32) {
 	kept := 0
 	for j, i := range order {
 		if !drop[i] {
-			order[kept], lcp[kept] = renum[i], lcp[j]
+			order[kept], lcp[kept], sp.head[kept] = renum[i], lcp[j], sp.head[j]
 			kept++
 		}
 	}
-	return order[:kept], lcp[:kept]
+	return sorted{order[:kept], lcp[:kept], sp.head[:kept]}
 }
 
 // Len returns the number of patterns matched, for diagnostics. It builds
