@@ -724,8 +724,8 @@ func TestProxyNetworkGoesOnlyThroughTheProxy(t *testing.T) {
 	tool.Session = canary("session")
 	_, boundPort, _ := net.SplitHostPort(bound.addr)
 	connect := func(addr, payload string) string {
-		// nc's stdin stays open a while: a client that half-closes
-		// before the answer ends the proxy's request.
+		// nc's stdin stays open a while, for busybox nc to wait for the
+		// answer.
 		return `(printf 'CONNECT ` + addr + ` HTTP/1.1\r\nHost: ` + addr + `\r\n\r\n'; printf %s "` + payload + `"; sleep 2) | nc -w 3 "$h" "$p"; echo; `
 	}
 	const findProxy = `hp=${HTTP_PROXY#http://}; h=${hp%:*}; p=${hp##*:}; echo "proxy=$HTTP_PROXY"; `

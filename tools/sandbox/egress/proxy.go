@@ -167,7 +167,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener, call Call) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	call.Secrets = slices.Compact(slices.Sorted(slices.Values(call.Secrets)))
-	st := &callState{call: call, once: map[string]bool{}, conns: map[io.Closer]struct{}{}}
+	st := &callState{ctx: ctx, call: call, once: map[string]bool{}, conns: map[io.Closer]struct{}{}}
 	srv := &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.handle(st, w, r) }),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -194,6 +194,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener, call Call) error {
 // callState is one call's: who it is, what the person allowed for it,
 // and what it has open.
 type callState struct {
+	ctx   context.Context // ends with the call
 	call  Call
 	askMu sync.Mutex // one question at a time; the rest wait for its answer
 	once  map[string]bool
@@ -256,12 +257,20 @@ func (p *Proxy) handle(st *callState, w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Host, rec.Port = host, port
 	defer p.audit(&rec)
-	v := p.decide(r.Context(), st, host, port, &rec)
+	// A CONNECT lives as long as the call, not as the request: a client
+	// that sends CONNECT and its first bytes and then shuts its side
+	// (`printf … | nc`) ends the request's context as soon as the server
+	// reads that end, which cancelled the dial.
+	ctx := r.Context()
+	if r.Method == http.MethodConnect {
+		ctx = st.ctx
+	}
+	v := p.decide(ctx, st, host, port, &rec)
 	if v.Action != Allow {
 		p.refuse(w, &rec, v)
 		return
 	}
-	addrs, v, err := p.resolve(r.Context(), v, host, port)
+	addrs, v, err := p.resolve(ctx, v, host, port)
 	if v.Action != Allow {
 		p.refuse(w, &rec, v)
 		return
@@ -276,7 +285,7 @@ func (p *Proxy) handle(st *callState, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodConnect {
-		p.tunnel(r.Context(), st, w, &rec, host, port, addrs, up)
+		p.tunnel(ctx, st, w, &rec, host, port, addrs, up)
 		return
 	}
 	p.forward(w, r, &rec, addrs, up)

@@ -559,3 +559,32 @@ func (r *chunkReader) Read(b []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// A client that sends CONNECT, its first bytes and then shuts its side
+// (`printf … | nc`) still gets its tunnel: its end of input is the end of
+// what it sends, not a cancelled request (the server saw the end while
+// the proxy dialled, and the dial was cancelled: 502). The answer comes
+// back whole.
+func TestConnectFromAClientThatHalfCloses(t *testing.T) {
+	t.Parallel()
+	in := newInternet(t)
+	p, audit := newProxy(t, internetTOML, in, Options{})
+	pu := serve(t, p, Call{Tool: "bash"})
+	for i := 0; i < 5; i++ {
+		c, err := net.Dial("tcp", pu.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := "GET /x HTTP/1.1\r\nHost: github.com\r\nConnection: close\r\n\r\n"
+		io.WriteString(c, "CONNECT github.com:80 HTTP/1.1\r\nHost: github.com:80\r\n\r\n"+get)
+		c.(*net.TCPConn).CloseWrite()
+		got, _ := io.ReadAll(c)
+		c.Close()
+		if !bytes.HasPrefix(got, []byte("HTTP/1.1 200")) || !bytes.Contains(got, []byte("ok from github")) {
+			t.Fatalf("try %d: %q", i, got)
+		}
+		if r := audit.wait(t, i+1)[i]; r.Action != Allow || r.Err != "" || r.Sent != int64(len(get)) {
+			t.Errorf("try %d: record %+v", i, r)
+		}
+	}
+}
