@@ -453,6 +453,11 @@ func TestBuildEqualsReference(t *testing.T) {
 		mixed = append(mixed, Secret{fmt.Sprintf("M_%d", i%450), v}) // names repeat too
 	}
 	sets["mixed"] = mixed
+	var hooks []Secret // a long shared prefix: runs of equal first bytes
+	for i := range 300 {
+		hooks = append(hooks, Secret{fmt.Sprintf("HOOK_%d", i), "https://hooks.example.com/services/T0001/" + randValue(alnum, 24)})
+	}
+	sets["shared prefix"] = hooks
 	for name, secrets := range sets {
 		ref := refBuild(secrets)
 		r := build(secrets, true)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // FromMap is New for the vault's name → value map, in name order so the
@@ -44,8 +45,15 @@ func FromMap(all map[string]string) *Redactor {
 	}, minText, true)
 }
 
-// looksJSON is jsonFields' first test, without parsing.
-func looksJSON(v string) bool { return strings.HasPrefix(strings.TrimSpace(v), "{") }
+// looksJSON is jsonFields' first test, without parsing. A value that
+// starts with an ASCII byte other than a space (most) is decided by that
+// byte, without TrimSpace reading its end too.
+func looksJSON(v string) bool {
+	if len(v) > 0 && v[0] < utf8.RuneSelf && !strings.ContainsRune("\t\n\v\f\r ", rune(v[0])) {
+		return v[0] == '{'
+	}
+	return strings.HasPrefix(strings.TrimSpace(v), "{")
+}
 
 // minField is the shortest JSON field FromMap scrubs on its own: shorter
 // ones are type names and flags ("Bearer", "true"), not credentials.

@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFromMap(t *testing.T) {
 	t.Parallel()
@@ -32,5 +35,28 @@ func TestFromMapScrubsJSONFields(t *testing.T) {
 	// scrubbed whole, and nothing else.
 	if got := FromMap(map[string]string{"P": "{not-json-but-secret"}).String("x {not-json-but-secret y"); got != "x [REDACTED:P] y" {
 		t.Errorf("plain value: %q", got)
+	}
+}
+
+// TestLooksJSONIsTrimSpace: the first-byte shortcut answers as
+// TrimSpace then '{' does, leading ASCII and Unicode spaces included.
+func TestLooksJSONIsTrimSpace(t *testing.T) {
+	parts := []string{"", "{", "}", " ", "\t", "\n", "\v", "\f", "\r", "\u00a0", "\u0085", "\u2003", "x", "é", "\"", "{\"a\":1}", "\xff"}
+	n := 0
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range parts {
+				v := a + b + c
+				if got, want := looksJSON(v), strings.HasPrefix(strings.TrimSpace(v), "{"); got != want {
+					t.Fatalf("looksJSON(%q) = %v, want %v", v, got, want)
+				}
+				if strings.HasPrefix(strings.TrimSpace(v), "{") {
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no value looked like JSON: the test compares nothing")
 	}
 }

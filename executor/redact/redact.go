@@ -170,6 +170,11 @@ func (r *Redactor) init(secrets []Secret) {
 		r.owner = ps.owner
 		// One placeholder a secret, shared by its forms, all in one array.
 		r.holderAt = make([]int32, len(secrets)+1)
+		names := 0
+		for _, s := range secrets {
+			names += len("[REDACTED:]") + len(s.Name)
+		}
+		r.holders = make([]byte, 0, names)
 		for i, s := range secrets {
 			r.holderAt[i] = int32(len(r.holders))
 			r.holders = append(r.holders, "[REDACTED:"...)
