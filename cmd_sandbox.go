@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/hushcli/hush/config"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -65,7 +66,17 @@ func newSandboxShowCmd(f *app, runF func(*sandboxShowOptions) error) *cli.Comman
 // machine, then every mask with its reason.
 func runSandboxShow(opts *sandboxShowOptions) error {
 	if opts.Tool == dockerbash.Name {
-		return fmt.Errorf("%s runs in a container, not the host sandbox: the project is mounted read-only at /app with its .env files hidden (see `hush env --tool %s`)", opts.Tool, opts.Tool)
+		network := "none (the default)"
+		if l, err := opts.Config(); err == nil {
+			switch n := l.Config.Tools[dockerbash.Name].Network; n {
+			case "", "none":
+			case dockerbash.NetworkProxy:
+				network = "its own internal Docker network per call, out only through hush's egress proxy on its gateway (docs/network.md)"
+			default:
+				network = "Docker's " + strconv.Quote(n) + ", unfiltered (network = \"proxy\" sends it through hush's egress proxy)"
+			}
+		}
+		return fmt.Errorf("%s runs in a container, not the host sandbox: the project is mounted read-only at /app with its .env files hidden (see `hush env --tool %s`); its network: %s", opts.Tool, opts.Tool, network)
 	}
 	l, err := opts.Config()
 	if err != nil {

@@ -19,9 +19,15 @@ func sandboxShowOpts(a *app, tool string) *sandboxShowOptions {
 func TestSandboxShow(t *testing.T) {
 	t.Parallel()
 	ta := newTestApp(t, "")
-	if err := runSandboxShow(sandboxShowOpts(ta.app, "dockerbash")); err == nil || !strings.HasPrefix(err.Error(), "dockerbash runs in a container, not the host sandbox") {
+	if err := runSandboxShow(sandboxShowOpts(ta.app, "dockerbash")); err == nil || !strings.HasPrefix(err.Error(), "dockerbash runs in a container, not the host sandbox") ||
+		!strings.HasSuffix(err.Error(), "its network: none (the default)") {
 		t.Errorf("sandbox show dockerbash = %v", err)
 	}
+	ta.writeConfig(t, "[tools.dockerbash]\nimage = \"busybox\"\nnetwork = \"proxy\"\n")
+	if err := runSandboxShow(sandboxShowOpts(ta.again(""), "dockerbash")); err == nil || !strings.Contains(err.Error(), "out only through hush's egress proxy") {
+		t.Errorf("sandbox show dockerbash, network = \"proxy\": %v", err)
+	}
+	ta.writeConfig(t, "")
 	if err := os.WriteFile(filepath.Join(ta.project, ".env"), []byte("K=v\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
