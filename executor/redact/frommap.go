@@ -23,12 +23,13 @@ import (
 // entries, so all may change afterwards.
 func FromMap(all map[string]string) *Redactor {
 	pairs := make([]Secret, 0, len(all))
-	minText := 0
+	minText, objects := 0, false
 	for n, v := range all {
 		pairs = append(pairs, Secret{Name: n, Value: v})
 		l := len(v)
 		if looksJSON(v) {
 			l = min(l, minField) // its fields may be shorter than it
+			objects = true
 		}
 		if l >= MinLen && (minText == 0 || l < minText) {
 			minText = l
@@ -36,6 +37,9 @@ func FromMap(all map[string]string) *Redactor {
 	}
 	return deferred(func() []Secret {
 		slices.SortFunc(pairs, func(a, b Secret) int { return strings.Compare(a.Name, b.Name) })
+		if !objects {
+			return pairs // no JSON fields to add
+		}
 		s := make([]Secret, 0, len(pairs))
 		for _, p := range pairs {
 			s = append(s, p)
