@@ -357,6 +357,7 @@ type radixBuilder struct {
 	radix
 	ps *patternSet
 	sorted
+	bounds []int32 // where each open node's children begin, a stack
 }
 
 // run returns the end of the run of sorted patterns, from i and before
@@ -370,45 +371,61 @@ func (t *radixBuilder) run(i, end, depth int) int {
 }
 
 // build adds the node for the sorted patterns order[g0:g1], which agree
-// on their first depth+1 bytes, and returns its index.
+// on their first depth+1 bytes, and returns its index. One pass over the
+// prefix lengths inside the group finds the least and where it occurs,
+// which is where the children begin.
 func (t *radixBuilder) build(g0, g1, depth int) int32 {
 	first := t.order[g0]
 	fs := int(t.ps.start[first])
-	l := int(t.ps.end[first]) - fs
-	for _, x := range t.lcp[g0+1 : g1] {
-		l = min(l, int(x))
+	flen := int(t.ps.end[first]) - fs
+	l := flen
+	mark := len(t.bounds)
+	for k := g0 + 1; k < g1; k++ {
+		x := int(t.lcp[k])
+		if x < l {
+			l = x
+			t.bounds = t.bounds[:mark]
+		}
+		if x == l {
+			t.bounds = append(t.bounds, int32(k))
+		}
 	}
 	idx := int32(len(t.nodes))
 	t.nodes = append(t.nodes, rnode{lo: int32(fs + depth), hi: int32(fs + l), id: -1})
-	rest := g0
-	if int(t.ps.end[first])-fs == l { // sorted first, being a prefix of the rest
+	if flen == l { // sorted first, being a prefix of the rest
+		// The next one shares all of it, so the children begin at the
+		// first bound.
 		t.nodes[idx].id = first
-		rest++
+	} else {
+		t.bounds = append(t.bounds, 0)
+		copy(t.bounds[mark+1:], t.bounds[mark:])
+		t.bounds[mark] = int32(g0)
 	}
-	n := 0
-	for i := rest; i < g1; i = t.run(i, g1, l) {
-		n++
-	}
+	end := len(t.bounds)
+	n := end - mark
 	if n == 0 {
 		return idx
 	}
 	// The children's places are taken before the children's own.
 	at := len(t.keys)
-	for range n {
-		t.keys, t.kids = append(t.keys, 0), append(t.kids, 0)
-	}
+	t.keys = append(t.keys, make([]byte, n)...)
+	t.kids = append(t.kids, make([]int32, n)...)
 	t.nodes[idx].at, t.nodes[idx].n = int32(at), int32(n)
-	for i, k := rest, at; i < g1; k++ {
-		j := t.run(i, g1, l)
+	for c := range n {
+		i, j := int(t.bounds[mark+c]), g1
+		if mark+c+1 < end {
+			j = int(t.bounds[mark+c+1])
+		}
 		if l < 8 {
-			t.keys[k] = byte(t.head[i] >> (56 - 8*l))
+			t.keys[at+c] = byte(t.head[i] >> (56 - 8*l))
 		} else {
-			t.keys[k] = t.text[int(t.ps.start[t.order[i]])+l]
+			t.keys[at+c] = t.text[int(t.ps.start[t.order[i]])+l]
 		}
 		kid := t.build(i, j, l)
-		t.kids[k] = kid
-		i = j
+		t.kids[at+c] = kid
+		t.bounds = t.bounds[:end] // what the child's own took
 	}
+	t.bounds = t.bounds[:mark]
 	return idx
 }
 

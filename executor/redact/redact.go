@@ -205,14 +205,23 @@ func dedupe(ps *patternSet) sorted {
 	sp := sortPatterns(ps)
 	order, lcp := sp.order, sp.lcp
 	n := len(order)
-	drop := make([]bool, n)
+	var drop []bool
 	for j := 1; j < n; j++ {
 		// Equal patterns are adjacent, the earliest first (the sort's
 		// last key is the index).
+		if lcp[j] < MinLen {
+			continue // no pattern is that short
+		}
 		a, b := order[j-1], order[j]
 		if l := lcp[j]; l == ps.end[a]-ps.start[a] && l == ps.end[b]-ps.start[b] {
+			if drop == nil {
+				drop = make([]bool, n)
+			}
 			drop[b] = true
 		}
+	}
+	if drop == nil {
+		return sp // no duplicates: the forms of one value that are left out were the likely ones
 	}
 	renum := make([]int32, n)
 	k := int32(0)
