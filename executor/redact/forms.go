@@ -18,19 +18,30 @@ type patternSet struct {
 	text       []byte
 	start, end []int32
 	owner      []int32
-	scratch    []byte
+	// after[i] is the byte that followed pattern i in the text when it
+	// was added (0 at the end): for a pattern that is a prefix of another
+	// from the same place, the byte that tells them apart, which the
+	// tree would otherwise read from the text in sorted order, a cache
+	// miss each.
+	after   []byte
+	scratch []byte
 }
 
 // at returns pattern i.
 func (ps *patternSet) at(i int32) []byte { return ps.text[ps.start[i]:ps.end[i]] }
 
 // add makes text[lo:hi] a pattern of secret owner, if it is MinLen bytes
-// or longer.
-func (ps *patternSet) add(lo, hi int, owner int32) {
+// or longer; text is the text as written so far.
+func (ps *patternSet) add(text []byte, lo, hi int, owner int32) {
 	if hi-lo >= MinLen {
 		ps.start = append(ps.start, int32(lo))
 		ps.end = append(ps.end, int32(hi))
 		ps.owner = append(ps.owner, owner)
+		var b byte
+		if hi < len(text) {
+			b = text[hi]
+		}
+		ps.after = append(ps.after, b)
 	}
 }
 
@@ -58,7 +69,7 @@ func (ps *patternSet) addForms(v []byte, owner int32) {
 	keep := [5]bool{true, spans[1][1] != spans[0][1], spans[2][1] != spans[1][1], true, true}
 	for k, s := range spans {
 		if keep[k] {
-			ps.add(s[0], s[1], owner)
+			ps.add(text, s[0], s[1], owner)
 		}
 	}
 	// URL alphabet: the same characters with '-' for '+' and '_' for
@@ -70,7 +81,7 @@ func (ps *patternSet) addForms(v []byte, owner int32) {
 			continue
 		}
 		if k < 3 && url64 >= 0 {
-			ps.add(url64, url64+s[1]-s[0], owner)
+			ps.add(text, url64, url64+s[1]-s[0], owner)
 			continue
 		}
 		at := len(text)
@@ -81,18 +92,18 @@ func (ps *patternSet) addForms(v []byte, owner int32) {
 		if k == 0 {
 			url64 = at
 		}
-		ps.add(at, len(text), owner)
+		ps.add(text, at, len(text), owner)
 	}
 	if !unreserved(v) {
 		if q := url.QueryEscape(string(v)); q != string(v) {
 			lo := len(text)
 			text = append(text, q...)
-			ps.add(lo, len(text), owner)
+			ps.add(text, lo, len(text), owner)
 		}
 		if p := url.PathEscape(string(v)); p != string(v) {
 			lo := len(text)
 			text = append(text, p...)
-			ps.add(lo, len(text), owner)
+			ps.add(text, lo, len(text), owner)
 		}
 	}
 	// Continuous hex, as xxd -p, od -An -tx1 with its spaces joined, or
@@ -100,10 +111,10 @@ func (ps *patternSet) addForms(v []byte, owner int32) {
 	lo = len(text)
 	text = hex.AppendEncode(text, v)
 	hi := len(text)
-	ps.add(lo, hi, owner)
+	ps.add(text, lo, hi, owner)
 	text = append(text, make([]byte, hi-lo)...)
 	if upperHex(text[hi:], text[lo:hi]) {
-		ps.add(hi, len(text), owner)
+		ps.add(text, hi, len(text), owner)
 	} else {
 		text = text[:hi] // no letter: the same as the lower case
 	}

@@ -416,9 +416,14 @@ func (t *radixBuilder) build(g0, g1, depth int) int32 {
 		if mark+c+1 < end {
 			j = int(t.bounds[mark+c+1])
 		}
-		if l < 8 {
+		switch {
+		case l < 8:
 			t.keys[at+c] = byte(t.head[i] >> (56 - 8*l))
-		} else {
+		case l == flen && t.ps.start[t.order[i]] == int32(fs):
+			// first is a prefix of this child's patterns, written at
+			// the same place: the byte after it tells them apart.
+			t.keys[at+c] = t.ps.after[first]
+		default:
 			t.keys[at+c] = t.text[int(t.ps.start[t.order[i]])+l]
 		}
 		kid := t.build(i, j, l)

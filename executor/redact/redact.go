@@ -148,6 +148,7 @@ func (r *Redactor) init(secrets []Secret) {
 			start: make([]int32, 0, 9*n),
 			end:   make([]int32, 0, 9*n),
 			owner: make([]int32, 0, 9*n),
+			after: make([]byte, 0, 9*n),
 		}
 		// Literals first, so they take precedence over a colliding
 		// encoding (of duplicates, the one added first is kept: dedupe).
@@ -156,7 +157,7 @@ func (r *Redactor) init(secrets []Secret) {
 			lit[i] = int32(len(ps.text))
 			if len(s.Value) >= MinLen {
 				ps.text = append(ps.text, s.Value...)
-				ps.add(int(lit[i]), len(ps.text), int32(i))
+				ps.add(ps.text, int(lit[i]), len(ps.text), int32(i))
 			}
 		}
 		lit[len(secrets)] = int32(len(ps.text))
@@ -228,11 +229,11 @@ func dedupe(ps *patternSet) sorted {
 	for i := range n {
 		if !drop[i] {
 			renum[i] = k
-			ps.start[k], ps.end[k], ps.owner[k] = ps.start[i], ps.end[i], ps.owner[i]
+			ps.start[k], ps.end[k], ps.owner[k], ps.after[k] = ps.start[i], ps.end[i], ps.owner[i], ps.after[i]
 			k++
 		}
 	}
-	ps.start, ps.end, ps.owner = ps.start[:k], ps.end[:k], ps.owner[:k]
+	ps.start, ps.end, ps.owner, ps.after = ps.start[:k], ps.end[:k], ps.owner[:k], ps.after[:k]
 	// A dropped pattern equals the one before it, so the prefix the next
 	// one shares with it is the one it shares with that one.
 	kept := 0
