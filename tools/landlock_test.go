@@ -35,7 +35,10 @@ const landlockHereEnv = "HUSH_LANDLOCK_TEST_HERE"
 // landlockHelperEnv makes the test binary an attack helper, run inside the
 // sandbox: "connect:PATH" prints what a unix socket at PATH says,
 // "tcp:HOST:PORT" what a TCP server says,
-// "keyctl:SERIAL" what the kernel key SERIAL holds.
+// "keyctl:SERIAL" what the kernel key SERIAL holds; "send:HOST:PORT",
+// "udp:HOST:PORT" and "tfo:HOST:PORT" send $T over a TCP connection, a
+// UDP datagram and a TCP fast-open SYN, "post:URL", "postproxy:URL" and
+// "postdirect:URL" POST it over HTTP (landlock_net_test.go).
 const landlockHelperEnv = "HUSH_LANDLOCK_HELPER"
 
 func TestMain(m *testing.M) {
@@ -62,6 +65,8 @@ func landlockHelper(h string) int {
 		c.SetReadDeadline(time.Now().Add(2 * time.Second))
 		b, _ := io.ReadAll(c)
 		os.Stdout.Write(b)
+	case "send", "udp", "tfo", "post", "postproxy", "postdirect":
+		return landlockSend(what, arg, os.Getenv("T"))
 	case "keyctl":
 		serial, _ := strconv.Atoi(arg)
 		buf := make([]byte, 256)
@@ -320,6 +325,8 @@ func landlockAttacks(t *testing.T, config func(world) *sandbox.Config) {
 	if got := run(`echo "$HOME $TMPDIR"`, sb); strings.Contains(got, w.home+" ") {
 		t.Errorf("HOME is the real home in the Landlock world: %q", got)
 	}
+	landlockProxyAttacks(t, w, sb, env, helper)
+
 	// What the fallback cannot give, shown as such: the project's .env
 	// is readable (docs/sandbox.md; `hush audit` fails this row).
 	if got := run("cat .env", sb); !leaks(got, w.canary) {

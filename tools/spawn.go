@@ -61,7 +61,9 @@ type Spec struct {
 	// Egress serves the listener until its context ends, when the call
 	// does. The child's proxy variables (HTTP_PROXY, HTTPS_PROXY,
 	// ALL_PROXY, NO_PROXY, both cases) then point at it and replace any in
-	// Env. Where the sandbox cannot give the child a network namespace,
+	// Env. In the Landlock world (no network namespace) the listener is on
+	// the host's 127.0.0.1 at a port of the call's own, the only TCP port
+	// the child may connect to. Where the sandbox is off altogether,
 	// Egress is not called and the child's network is as without it.
 	Egress func(ctx context.Context, l net.Listener)
 	// Local, with Egress, are the session's local services (localnet.go):
@@ -208,7 +210,7 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	var egressFn func(context.Context, net.Listener)
 	if box != nil && box.Proxy && direct != nil {
 		if direct.Proxied() {
-			cmd.Env = withProxyEnv(cmd.Env)
+			cmd.Env = withProxyEnv(cmd.Env, direct.ProxyAddr())
 			egressFn = spec.Egress
 		}
 	}
@@ -238,8 +240,8 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 var proxyNames = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 
 // withProxyEnv is environ with every proxy variable replaced by the ones
-// that point at hush's egress proxy inside the child's network.
-func withProxyEnv(environ []string) []string {
+// that point at hush's egress proxy at addr, where the child reaches it.
+func withProxyEnv(environ []string, addr *net.TCPAddr) []string {
 	out := environ[:0:0]
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -247,22 +249,30 @@ func withProxyEnv(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return append(out, toolProxyEnv()...)
+	if addr.Port == sandbox.ProxyPort && addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+		return append(out, toolProxyEnv()...)
+	}
+	return append(out, proxyEnvLines(addr)...)
 }
 
 // toolProxyEnv is egress.ToolEnv for the proxy's address in every tool's
 // network (sandbox.ProxyAddr), as NAME=value lines, made once.
 var toolProxyEnv = sync.OnceValue(func() []string {
-	env, err := egress.ToolEnv(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sandbox.ProxyPort})
+	return proxyEnvLines(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sandbox.ProxyPort})
+})
+
+// proxyEnvLines is egress.ToolEnv for addr as NAME=value lines.
+func proxyEnvLines(addr *net.TCPAddr) []string {
+	env, err := egress.ToolEnv(addr)
 	if err != nil {
-		panic(err) // a constant address
+		panic(err) // a loopback address with a port
 	}
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, n+"="+env[n])
 	}
 	return out
-})
+}
 
 // KillGroup signals the process group led by pid. A SIGTERM that the
 // kernel would drop (a sandboxed namespace init without a TERM handler and

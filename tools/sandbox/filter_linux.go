@@ -27,6 +27,14 @@ import (
 //     pipes;
 //   - socket(AF_INET, AF_INET6, AF_PACKET) when the tool's network is
 //     off: Landlock's TCP rules do not cover UDP or raw sockets;
+//   - when its network is "proxy" (TCP only to hush's egress proxy,
+//     through Landlock's connect rule): every socket but a unix one (as
+//     above), a netlink one, and a TCP one of AF_INET or AF_INET6 —
+//     no UDP (DNS included: the proxy resolves names), no raw socket, no
+//     AF_PACKET (root keeps CAP_NET_RAW), no SCTP or MPTCP, which
+//     Landlock's TCP rules may not see; and sendto, sendmsg and sendmmsg
+//     with MSG_FASTOPEN, a TCP connect that does not pass through
+//     connect(2);
 //   - and, on x86-64, every x32 call (a second numbering of the same
 //     calls).
 //
@@ -41,6 +49,8 @@ const (
 	seccompArch = 4
 	seccompArg0 = 16
 	seccompArg1 = 24
+	seccompArg2 = 32
+	seccompArg3 = 40
 	x32Bit      = 0x40000000
 )
 
@@ -55,10 +65,19 @@ func seccompAuditArch() uint32 {
 	return 0
 }
 
+// A tool's network in the Landlock world, as the filter sees it.
+type netMode int
+
+const (
+	netHost  netMode = iota // the host's network, unfiltered
+	netNone                 // no internet socket at all
+	netProxy                // TCP only (Landlock allows only the proxy's port)
+)
+
 // landlockFilter returns the filter for a tool with sockets (named unix
-// sockets allowed) and noNet, or nil where hush has no filter for this
-// architecture.
-func landlockFilter(sockets, noNet bool) []bpf.RawInstruction {
+// sockets allowed) and network mode, or nil where hush has no filter for
+// this architecture.
+func landlockFilter(sockets bool, mode netMode) []bpf.RawInstruction {
 	arch := seccompAuditArch()
 	if arch == 0 {
 		return nil
@@ -79,11 +98,16 @@ func landlockFilter(sockets, noNet bool) []bpf.RawInstruction {
 	if !sockets {
 		domains = append(domains, unix.AF_UNIX)
 	}
-	if noNet {
+	if mode == netNone {
 		domains = append(domains, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET)
 	}
-	if len(domains) > 0 {
+	if len(domains) > 0 || mode == netProxy {
 		p.jumpIf(unix.SYS_SOCKET, "socket")
+	}
+	if mode == netProxy {
+		p.jumpIf(unix.SYS_SENDTO, "flags3")
+		p.jumpIf(unix.SYS_SENDMMSG, "flags3")
+		p.jumpIf(unix.SYS_SENDMSG, "flags2")
 	}
 	p.ret(unix.SECCOMP_RET_ALLOW)
 	p.label("ioctl")
@@ -91,11 +115,36 @@ func landlockFilter(sockets, noNet bool) []bpf.RawInstruction {
 	p.jumpIf(unix.TIOCSTI, "eperm")
 	p.jumpIf(unix.TIOCLINUX, "eperm")
 	p.ret(unix.SECCOMP_RET_ALLOW)
-	if len(domains) > 0 {
+	if len(domains) > 0 || mode == netProxy {
 		p.label("socket")
 		p.load(seccompArg0)
 		for _, d := range domains {
 			p.jumpIf(d, "eperm")
+		}
+		if mode == netProxy {
+			p.jumpIf(unix.AF_INET, "inet")
+			p.jumpIf(unix.AF_INET6, "inet")
+			p.jumpIf(unix.AF_UNIX, "allow")
+			p.jumpIf(unix.AF_NETLINK, "allow")
+			p.add(bpf.Jump{}, "eperm", "")
+			// TCP: the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+			// is SOCK_STREAM, the protocol 0 or IPPROTO_TCP.
+			p.label("inet")
+			p.load(seccompArg1)
+			p.add(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xff}, "", "")
+			p.jumpUnless(unix.SOCK_STREAM, "eperm")
+			p.load(seccompArg2)
+			p.jumpIf(0, "allow")
+			p.jumpIf(unix.IPPROTO_TCP, "allow")
+			p.add(bpf.Jump{}, "eperm", "")
+			p.label("flags3")
+			p.load(seccompArg3)
+			p.add(bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.MSG_FASTOPEN}, "eperm", "")
+			p.add(bpf.Jump{}, "allow", "")
+			p.label("flags2")
+			p.load(seccompArg2)
+			p.add(bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.MSG_FASTOPEN}, "eperm", "")
+			p.label("allow")
 		}
 		p.ret(unix.SECCOMP_RET_ALLOW)
 	}
@@ -148,8 +197,12 @@ func (p *prog) assemble() []bpf.RawInstruction {
 	}
 	out := make([]bpf.Instruction, len(p.ins))
 	for i, in := range p.ins {
-		if j, ok := in.(bpf.JumpIf); ok {
+		switch j := in.(type) {
+		case bpf.JumpIf:
 			j.SkipTrue, j.SkipFalse = skip(i, p.jt[i]), skip(i, p.jf[i])
+			in = j
+		case bpf.Jump:
+			j.Skip = uint32(skip(i, p.jt[i]))
 			in = j
 		}
 		out[i] = in

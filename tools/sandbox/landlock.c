@@ -39,6 +39,7 @@ struct hush_ll_args {
 	int pdeathsig;
 	int ruleset;
 	unsigned int llflags;
+	int netruleset; // a second layer: the call's TCP rule, or -1
 	const struct sock_filter *filter;
 	unsigned short nfilter;
 	int root;
@@ -87,6 +88,10 @@ static int hush_ll_child(void *p) {
 	if (rs < 0) {
 		_exit(HUSH_LL_FAIL);
 	}
+	int nrs = -1;
+	if (a->netruleset >= 0 && (nrs = fcntl(a->netruleset, F_DUPFD_CLOEXEC, 10)) < 0) {
+		_exit(HUSH_LL_FAIL);
+	}
 	for (int i = 0; i < 3; i++) {
 		// Above 2 first, so that dup2 below cannot clobber one it needs.
 		fds[i] = fcntl(a->fds[i], F_DUPFD_CLOEXEC, 10);
@@ -99,12 +104,16 @@ static int hush_ll_child(void *p) {
 			_exit(HUSH_LL_FAIL);
 		}
 	}
-	// The ruleset stays open as fd 3 (close-on-exec) until it is applied;
-	// no other descriptor of hush's is left.
+	// The ruleset stays open as fd 3 (close-on-exec) until it is applied,
+	// the call's network ruleset as fd 4; no other descriptor of hush's
+	// is left.
 	if ((rs = dup3(rs, 3, O_CLOEXEC)) < 0) {
 		_exit(HUSH_LL_FAIL);
 	}
-	syscall(436, 4U, ~0U, 0U); // close_range
+	if (nrs >= 0 && (nrs = dup3(nrs, 4, O_CLOEXEC)) < 0) {
+		_exit(HUSH_LL_FAIL);
+	}
+	syscall(436, nrs >= 0 ? 5U : 4U, ~0U, 0U); // close_range
 	if (setsid() < 0) {
 		hush_ll_die("setsid", NULL);
 	}
@@ -152,6 +161,13 @@ static int hush_ll_child(void *p) {
 		hush_ll_die("apply the Landlock ruleset", NULL);
 	}
 	close(3);
+	// The call's own layer: TCP connect only to its egress proxy's port.
+	if (nrs >= 0) {
+		if (syscall(SYS_landlock_restrict_self, 4, 0U) != 0) {
+			hush_ll_die("apply the Landlock network ruleset", NULL);
+		}
+		close(4);
+	}
 	struct sock_fprog prog = {.len = a->nfilter, .filter = (struct sock_filter *)a->filter};
 	if (a->nfilter > 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
 		hush_ll_die("apply the seccomp filter", NULL);
@@ -170,7 +186,7 @@ static int hush_ll_child(void *p) {
 // tool's stderr and exits 125. One start at a time (the caller holds
 // spawnLock): the child's stack is made once.
 int hush_ll_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
-	int fd0, int fd1, int fd2, int pdeathsig, int ruleset, unsigned int llflags,
+	int fd0, int fd1, int fd2, int pdeathsig, int ruleset, unsigned int llflags, int netruleset,
 	const void *filter, unsigned short nfilter, int setid, unsigned int uid, unsigned int gid) {
 	struct hush_ll_args a;
 	memset(&a, 0, sizeof a);
@@ -184,6 +200,7 @@ int hush_ll_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.pdeathsig = pdeathsig;
 	a.ruleset = ruleset;
 	a.llflags = llflags;
+	a.netruleset = netruleset;
 	a.filter = filter;
 	a.nfilter = nfilter;
 	a.root = getuid() == 0;

@@ -10,6 +10,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +27,17 @@ import (
 )
 
 // landlockRun is one tool's restriction in the Landlock world: the ruleset
-// (shared by every tool of the same view) and the seccomp filter.
+// (shared by every tool of the same view), the call's own network layer
+// and the seccomp filter.
 type landlockRun struct {
 	ruleset *landlockRuleset
 	owned   bool // ruleset not cached: closed once the tool has started
-	filter  []bpf.RawInstruction
-	cred    *syscall.Credential // run as this user, or nil
+	// netRuleset, or -1: a second Landlock layer of the call's own,
+	// handling TCP connect and allowing only its egress proxy's port
+	// (proxyRuleset); closed once the tool has started.
+	netRuleset int
+	filter     []bpf.RawInstruction
+	cred       *syscall.Credential // run as this user, or nil
 }
 
 // landlockRuleset is a ruleset file descriptor, kept open while a cached
@@ -130,12 +136,39 @@ func (r *landlockRun) spawn(path *C.char, argv, envp **C.char, dir *C.char, fds 
 		setid, uid, gid = 1, r.cred.Uid, r.cred.Gid
 	}
 	pid := C.hush_ll_spawn(path, argv, envp, dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-		C.int(pdeathsig), C.int(r.ruleset.fd), C.uint(r.ruleset.flags), filter, C.ushort(len(r.filter)),
+		C.int(pdeathsig), C.int(r.ruleset.fd), C.uint(r.ruleset.flags), C.int(r.netRuleset), filter, C.ushort(len(r.filter)),
 		C.int(setid), C.uint(uid), C.uint(gid))
+	r.close()
+	return pid
+}
+
+// close closes what the run owns (after the start, or instead of it).
+func (r *landlockRun) close() {
 	if r.owned {
 		unix.Close(r.ruleset.fd)
+		r.owned = false
 	}
-	return pid
+	if r.netRuleset >= 0 {
+		unix.Close(r.netRuleset)
+		r.netRuleset = -1
+	}
+}
+
+// proxyRuleset is the Landlock layer of one call whose network is
+// "proxy": TCP connect handled, and allowed only to port, where hush's
+// egress proxy listens for this call on the host's 127.0.0.1 (UDP too
+// where the kernel handles it, with no rule: none). Bind is left alone,
+// so a dev server still listens. A layer of its own rather than part of
+// the view's cached ruleset, which opens every path of the view: this
+// one is two system calls. -1 when this kernel's Landlock has no TCP
+// rules (ABI < 4): the caller then gives the tool no network.
+func proxyRuleset(port int) (int, error) {
+	cfg := landlock.Config{HandledAccessNet: llsys.AccessNetConnectTCP | llsys.AccessNetConnectSendUDP}.BestEffort()
+	fd, _, err := cfg.NewRulesetFD(landlock.ConnectTCP(uint16(port)))
+	if err != nil {
+		return -1, fmt.Errorf("sandbox: Landlock network ruleset: %w", err)
+	}
+	return fd, nil
 }
 
 // privateDirs are the tools' private HOME and TMPDIR in the Landlock
@@ -235,8 +268,47 @@ func landlockStart(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config)
 	}
 	cmd.Env = setEnv(cmd.Env, "HOME", home)
 	cmd.Env = setEnv(cmd.Env, "TMPDIR", tmp)
-	return &Direct{ctx: ctx, prog: prog, ll: &landlockRun{ruleset: rs, owned: owned,
-		filter: landlockFilter(len(v.Sockets) > 0, v.NoNetwork), cred: cred}}, nil
+	run := &landlockRun{ruleset: rs, owned: owned, netRuleset: -1, cred: cred}
+	d := &Direct{ctx: ctx, prog: prog, ll: run}
+	mode := netHost
+	switch {
+	case v.NoNetwork:
+		mode = netNone
+	case cfg.Proxy:
+		// No network namespace here: the call's proxy listens on the
+		// host's loopback, at a port of its own, and the call's
+		// Landlock layer lets TCP reach that port alone.
+		l, err := listenProxy()
+		if err == nil {
+			run.netRuleset, err = proxyRuleset(l.Addr().(*net.TCPAddr).Port)
+		}
+		if err != nil || run.netRuleset < 0 {
+			if l != nil {
+				l.Close()
+			}
+			if err == nil {
+				err = fmt.Errorf("sandbox: this kernel's Landlock (ABI %d) has no TCP rules", Status().LandlockABI)
+			}
+			// Fail closed: no network at all, and the call is told why.
+			mode, d.proxy, d.listenErr = netNone, true, err
+			break
+		}
+		mode, d.proxy, d.listener = netProxy, true, l
+		d.proxyAddr = l.Addr().(*net.TCPAddr)
+	}
+	run.filter = landlockFilter(len(v.Sockets) > 0, mode)
+	return d, nil
+}
+
+// listenProxy is a call's egress proxy listener on the host's loopback, at
+// a port the kernel picks, which accepts only the call's own processes
+// (proxyowner_linux.go) once Start has told it the tool's pid.
+func listenProxy() (*ownedListener, error) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the egress proxy's listener: %w", err)
+	}
+	return &ownedListener{Listener: l}, nil
 }
 
 // privateFor is the private home and tmp of a tool run as another user

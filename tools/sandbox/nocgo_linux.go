@@ -26,6 +26,9 @@ type Direct struct {
 // ProxyListener is never called: without cgo Status says the sandbox is off.
 func (*Direct) ProxyListener() (net.Listener, error) { return nil, nil }
 
+// ProxyAddr is never called: there is no proxied child here.
+func (*Direct) ProxyAddr() *net.TCPAddr { return nil }
+
 // Start is never called: without cgo Status says the sandbox is off.
 func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: built without cgo") }
 

@@ -31,6 +31,9 @@ type Direct struct{}
 // ProxyListener is never called: Prepare returns no Direct here.
 func (*Direct) ProxyListener() (net.Listener, error) { return nil, nil }
 
+// ProxyAddr is never called: there is no proxied child here.
+func (*Direct) ProxyAddr() *net.TCPAddr { return nil }
+
 // Start is never called: Prepare returns no Direct here.
 func (*Direct) Start(*exec.Cmd) error { return errors.New("sandbox: not supported") }
 

@@ -112,6 +112,7 @@ type Direct struct {
 	proxy      bool       // a listener for the egress proxy inside the child's network (Config.Proxy)
 	listener   net.Listener
 	listenErr  error
+	proxyAddr  *net.TCPAddr   // where the child reaches the proxy, when not ProxyAddr (the Landlock world)
 	forward    []int          // ports to listen on in the child's network (Config.Forward)
 	forwarded  []net.Listener // their listeners, after Start
 	netns      *NetNS         // the child's network, after Start (Config.Proxy)
@@ -126,6 +127,12 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 		return errors.New("exec: already started")
 	}
 	if err := d.ctx.Err(); err != nil {
+		if d.ll != nil {
+			d.ll.close()
+		}
+		if d.listener != nil {
+			d.listener.Close()
+		}
 		return err
 	}
 	var childEnds []*os.File
@@ -139,6 +146,12 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 			}
 			if d.env != nil {
 				d.env.stop()
+			}
+			if d.ll != nil {
+				d.ll.close()
+			}
+			if d.listener != nil {
+				d.listener.Close()
 			}
 		}
 	}()
@@ -267,9 +280,13 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 	if pid < 0 {
 		return fmt.Errorf("sandbox: start %s: %w", c.Args[0], syscall.Errno(-pid))
 	}
-	if d.proxy {
+	if ol, ok := d.listener.(*ownedListener); ok {
+		ol.setOwner(int(pid))
+	}
+	if d.proxy && d.ll == nil {
 		// The tool runs already; without its listener it has no way out at
-		// all (it fails closed), and ProxyListener says so.
+		// all (it fails closed), and ProxyListener says so. (The Landlock
+		// world's listener is on the host, made before the start.)
 		if pfd >= 0 {
 			f := os.NewFile(uintptr(pfd), "egress proxy")
 			d.listener, d.listenErr = net.FileListener(f)
@@ -442,9 +459,20 @@ func (d *Direct) ProxyListener() (net.Listener, error) {
 	return d.listener, d.listenErr
 }
 
-// Proxied says Start will make the egress proxy's listener in the child's
-// network namespace (Config.Proxy, where the namespaces are had).
+// Proxied says the child's way out is the egress proxy's listener
+// (Config.Proxy): in its network namespace, made by Start, or, in the
+// Landlock world, on the host's loopback at a port of the call's own.
 func (d *Direct) Proxied() bool { return d.proxy }
+
+// ProxyAddr is where the child reaches the egress proxy (Proxied):
+// ProxyAddr in its own network, or the call's port on the host's
+// loopback in the Landlock world.
+func (d *Direct) ProxyAddr() *net.TCPAddr {
+	if d.proxyAddr != nil {
+		return d.proxyAddr
+	}
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: ProxyPort}
+}
 
 // Forwarded are the listeners Start made in the child's network for
 // Config.Forward's ports (a port that could not be bound has none). Wait
