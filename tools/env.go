@@ -403,12 +403,14 @@ type SecretSet struct {
 // NewSecretSet snapshots all (name → value) for classification. Empty values
 // are not treated as secrets: an empty ambient variable hides nothing.
 func NewSecretSet(all map[string]string) *SecretSet {
-	s := &SecretSet{names: make(map[string]bool, len(all)), values: make(map[string]bool, len(all))}
+	s := &SecretSet{names: make(map[string]bool, len(all)), values: make(map[string]bool, len(all)), byLen: make([]string, 0, len(all))}
 	for n, v := range all {
 		s.names[n] = true
-		if v != "" && !s.values[v] {
-			s.values[v] = true
-			s.byLen = append(s.byLen, v)
+		if v != "" {
+			k := len(s.values) // one hash of v, not a lookup and a store
+			if s.values[v] = true; len(s.values) > k {
+				s.byLen = append(s.byLen, v)
+			}
 		}
 	}
 	slices.SortFunc(s.byLen, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
