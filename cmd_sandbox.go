@@ -113,6 +113,11 @@ func runSandboxShow(opts *sandboxShowOptions) error {
 
 // renderNetwork is `hush sandbox show`'s network section.
 func renderNetwork(w io.Writer, cfg config.Config, tool string, sb *sandbox.Config) error {
+	return renderNetworkFor(w, cfg, tool, sb, sandbox.Status())
+}
+
+// renderNetworkFor is renderNetwork on a machine whose sandbox gives st.
+func renderNetworkFor(w io.Writer, cfg config.Config, tool string, sb *sandbox.Config, st sandbox.State) error {
 	mode, entries, err := session.NetworkView(cfg, tool)
 	if err != nil {
 		return err
@@ -120,8 +125,11 @@ func renderNetwork(w io.Writer, cfg config.Config, tool string, sb *sandbox.Conf
 	key := strings.SplitN(tool, ":", 2)[0]
 	fmt.Fprintln(w)
 	switch {
-	case sb == nil:
+	case sb == nil || !st.Namespaces && !st.LandlockOnly:
 		fmt.Fprintln(w, "network: the host's, unfiltered (the sandbox is off)")
+		return nil
+	case mode == session.NetworkNone && st.LandlockOnly:
+		fmt.Fprintf(w, "network: none — no internet socket at all, loopback included (tools.%s.network = \"none\"; Landlock and seccomp)\n", key)
 		return nil
 	case mode == session.NetworkNone:
 		fmt.Fprintf(w, "network: none — only a loopback interface of its own (tools.%s.network = \"none\")\n", key)
@@ -129,13 +137,19 @@ func renderNetwork(w io.Writer, cfg config.Config, tool string, sb *sandbox.Conf
 	case mode == session.NetworkHost:
 		fmt.Fprintf(w, "network: the host's, unfiltered (tools.%s.network = \"host\"): every host, this machine's loopback services included\n", key)
 		return nil
-	case sandbox.Status().LandlockOnly:
-		fmt.Fprintln(w, "network: the host's — the kernel refuses network namespaces here, so the egress proxy cannot be the tool's only way out")
-		return nil
+	case st.LandlockOnly:
+		fmt.Fprintln(w, "network: the host's, but TCP only to hush's egress proxy — the kernel refuses network namespaces here, so the proxy listens for each call")
+		fmt.Fprintln(w, "  on the host's 127.0.0.1 at a port of the call's own, the one TCP port the tool may connect to (Landlock); UDP (DNS included),")
+		fmt.Fprintln(w, "  raw and packet sockets and TCP fast open are refused (seccomp)")
+		fmt.Fprintln(w, "  (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY point at it; a program that ignores them reaches no host at all)")
+		fmt.Fprintln(w, "  not here: the proxy's port is on the host's loopback, where any process could connect — it answers only the call's own processes;")
+		fmt.Fprintln(w, "  a tool may listen on the host's loopback, and a later call reaches a dev server it started only through the proxy")
+		fmt.Fprintln(w, "  ([network] allow = [\"127.0.0.1:PORT\"]), not directly")
+	default:
+		fmt.Fprintf(w, "network: a network of its own with only loopback; its one way out is hush's egress proxy at http://%s\n", sandbox.ProxyAddr)
+		fmt.Fprintln(w, "  (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY point at it; a program that ignores them reaches no host at all)")
+		fmt.Fprintln(w, "  the session's own services (a dev server a background process started) are reached at 127.0.0.1; the host's loopback is not")
 	}
-	fmt.Fprintf(w, "network: a network of its own with only loopback; its one way out is hush's egress proxy at http://%s\n", sandbox.ProxyAddr)
-	fmt.Fprintln(w, "  (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY point at it; a program that ignores them reaches no host at all)")
-	fmt.Fprintln(w, "  the session's own services (a dev server a background process started) are reached at 127.0.0.1; the host's loopback is not")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, e := range entries {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Action, e.What, e.Why)

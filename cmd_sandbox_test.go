@@ -74,7 +74,7 @@ func TestSandboxShowNetwork(t *testing.T) {
 	}
 	out := b.String()
 	if sandbox.Status().LandlockOnly {
-		t.Skip("the kernel refuses network namespaces here: the section says the host's network")
+		t.Skip("the kernel refuses network namespaces here: TestSandboxShowNetworkLandlock covers the section")
 	}
 	for _, want := range []string{"egress proxy at http://127.0.0.1:1023", "a program that ignores them reaches no host at all", "bound  DEPLOY_KEY", "deploy.example.com (secrets.DEPLOY_KEY.hosts)"} {
 		if !strings.Contains(out, want) {
@@ -91,5 +91,29 @@ func TestSandboxShowNetwork(t *testing.T) {
 	b.Reset()
 	if err := renderNetwork(&b, proxied, "bash", nil); err != nil || !strings.Contains(b.String(), "the sandbox is off") {
 		t.Errorf("no sandbox: %v\n%s", err, b.String())
+	}
+}
+
+// TestSandboxShowNetworkLandlock: where the kernel refuses the namespaces
+// the section says what the Landlock fallback gives a "proxy" tool (TCP
+// only to the call's proxy port, no UDP) and what it cannot.
+func TestSandboxShowNetworkLandlock(t *testing.T) {
+	t.Parallel()
+	proxied := config.Config{Secrets: map[string]config.SecretHosts{"DEPLOY_KEY": {Hosts: []string{"deploy.example.com"}}}}
+	st := sandbox.State{LandlockOnly: true}
+	var b strings.Builder
+	if err := renderNetworkFor(&b, proxied, "bash", &sandbox.Config{}, st); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TCP only to hush's egress proxy", "a port of the call's own", "UDP (DNS included)", "answers only the call's own processes",
+		"a program that ignores them reaches no host at all", "deploy.example.com (secrets.DEPLOY_KEY.hosts)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the Landlock network section lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	cfg := config.Config{Tools: map[string]config.ToolConfig{"bash": {Network: "none"}}}
+	if err := renderNetworkFor(&b, cfg, "bash", &sandbox.Config{}, st); err != nil || !strings.Contains(b.String(), "no internet socket at all") {
+		t.Errorf("network = none in the Landlock world: %v\n%s", err, b.String())
 	}
 }

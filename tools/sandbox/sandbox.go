@@ -52,7 +52,9 @@ type Config struct {
 	// (Direct.ProxyListener): the tool's one way out. A child started
 	// through the init (another user's) gets the namespace without the
 	// listener: no network at all. The Landlock world has no network
-	// namespace: there Proxy changes nothing (docs/network.md).
+	// namespace: there the listener is on the host's 127.0.0.1 at a port
+	// of the call's own, the only TCP port the tool may connect to, and
+	// seccomp refuses UDP, raw and packet sockets (landlockStart).
 	Proxy bool
 	// Forward, with Proxy, are ports to listen on at 127.0.0.1 in the
 	// child's network (Direct.Forwarded): the session's local services,
@@ -215,7 +217,9 @@ func landlockProtections(reason string, abi int) []Protection {
 		on(ProtectKernelKeys, "seccomp: keyctl, add_key and request_key fail (no kernel key is read by its serial)"),
 		on(ProtectUnixSockets, "seccomp: no unix socket of the user's (X server, ssh ControlMaster, session bus, Docker) unless the config names it"),
 		on(ProtectNoPrivs, "no setuid or file-capability gain"),
-		on(ProtectNetwork, "a tool whose network is off gets no internet socket at all, loopback included (Landlock's TCP rules and seccomp)"),
+		on(ProtectNetwork, "a tool whose network is \"proxy\" (the default) reaches TCP only at its call's port of hush's egress proxy on the host's 127.0.0.1 "+
+			"(Landlock's TCP rule), which answers only the call's processes, and gets no UDP, raw or packet socket (seccomp); "+
+			"one whose network is off gets no internet socket at all, loopback included"),
 		off(ProtectPID, "no PID namespace: the tool lists every process and reads their command lines (ps); not their environment or memory"),
 		off(ProtectMounts, "Landlock grants whole trees: the project's .env family is readable and writable to the tool, "+
 			"and nothing inside the project or a build cache can be made read-only (hush's executable, if it lives there)"),
