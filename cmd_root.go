@@ -51,7 +51,7 @@ func newRootCmd(a *app, runF func(*chatOptions) error) *cli.App {
 			newRulesCmd(a),
 			newAuditCmd(a, nil),
 			newProbeCmd(a),
-			newConnectCmd(),
+			newConnectCmd(a),
 			newMCPCmd(a),
 			newSandboxCmd(a),
 			newSessionsCmd(a),
