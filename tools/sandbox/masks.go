@@ -369,6 +369,33 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 		}
 		all = append(all, s.planned...)
 	}
+	s.reopened = s.reopened[:0]
+	return s.plan(all, &s.reopened), nil
+}
+
+// projectMasks is Masks without the masks outside the project: what the
+// project walk finds (its .env family, unreadable directories), with
+// [sandbox] allow applied. A constructed world (planWorld, planEnvLayer)
+// reads no other mask — its view leaves out everything they name — and
+// the stat of each of those (about fifty: home credential stores, agent
+// and bus sockets) on every call was most of what preparing a
+// sandboxed call cost hush.
+func (s *MaskSet) projectMasks() ([]Mask, error) {
+	if s == nil || s.project == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.walkProject(); err != nil {
+		return nil, err
+	}
+	return s.plan(append([]Mask(nil), s.planned...), nil), nil
+}
+
+// plan sorts all and drops what [sandbox] allow re-opens (appended to
+// *reopened, when given), duplicates, and what a hidden directory above
+// already covers. s.mu is held.
+func (s *MaskSet) plan(all []Mask, reopened *[]Mask) []Mask {
 	// By path, parents first; on one path, hiding before read-only.
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Path != all[j].Path {
@@ -377,10 +404,11 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 		return !all[i].ReadOnly && all[j].ReadOnly
 	})
 	var out []Mask
-	s.reopened = s.reopened[:0]
 	for _, m := range all {
 		if !m.ReadOnly && s.reopens(m) {
-			s.reopened = append(s.reopened, m)
+			if reopened != nil {
+				*reopened = append(*reopened, m)
+			}
 			continue
 		}
 		if n := len(out); n > 0 && out[n-1].Path == m.Path {
@@ -399,7 +427,7 @@ func (s *MaskSet) Masks() ([]Mask, error) {
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Reopened is what [sandbox] allow removed from the last Masks plan.

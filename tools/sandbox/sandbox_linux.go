@@ -49,15 +49,16 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 		// The same allowlist through Landlock (landlock_linux.go).
 		return landlockStart(ctx, cmd, prog, cfg)
 	}
-	masks, err := cfg.Masks.Masks()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
 	flags := sandboxFlags(cfg.NoNetwork || cfg.Proxy) + cfg.Limits.flags()
 	var plan []byte
 	direct := cmd.SysProcAttr == nil || cmd.SysProcAttr.Credential == nil
 	envDir := ""
 	if cfg.Constructed && cfg.Policy != nil {
+		// The world reads only the project's masks (its .env family).
+		masks, err := cfg.Masks.projectMasks()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 		if t := cfg.Policy.opts.Tmp; t != "" {
 			if err := ensureTmp(t); err != nil {
 				return nil, err
@@ -75,6 +76,10 @@ func Prepare(ctx context.Context, cmd *exec.Cmd, prog string, cfg *Config) (*Dir
 			envDir = env.src
 		}
 	} else {
+		masks, err := cfg.Masks.Masks()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 		plan = planBytes(flags, masks)
 	}
 	if direct {

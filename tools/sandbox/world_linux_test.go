@@ -73,3 +73,52 @@ func hexOf(s string) string {
 	}
 	return string(b)
 }
+
+// TestWorldPlanNeedsOnlyTheProjectMasks: a constructed world's plan is the
+// same from the project's masks alone (projectMasks, what Prepare reads)
+// as from every mask — hush's dirs, credential stores, a bus socket — with
+// and without [sandbox] allow re-opening a .env, and it still hides the
+// project's .env family one by one.
+func TestWorldPlanNeedsOnlyTheProjectMasks(t *testing.T) {
+	t.Parallel()
+	w := newMaskWorld(t)
+	policy, err := NewPolicy(PolicyOptions{Dir: w.project, Home: w.home, PathEnv: "/usr/bin", HushDirs: []string{w.data, w.config}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := policy.View()
+	for _, allow := range [][]string{nil, {w.project + "/.envrc"}} {
+		o := w.opts()
+		o.Allow = allow
+		s, err := NewMaskSet(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Masks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		project, err := s.projectMasks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(project) >= len(all) {
+			t.Fatalf("the project's masks (%d) are not fewer than all (%d)", len(project), len(all))
+		}
+		want, got := planWorld("W", view, all, nil), planWorld("W", view, project, nil)
+		if string(got) != string(want) {
+			t.Errorf("allow %v: the plan from the project's masks differs:\n%q\nwant:\n%q", allow, got, want)
+		}
+		for _, f := range []string{"/.env", "/sub/.env.local"} {
+			if !strings.Contains(string(got), "h"+w.project+f+"\x00") {
+				t.Errorf("allow %v: %s is not hidden in the plan %q", allow, f, got)
+			}
+		}
+		if hidden := strings.Contains(string(got), "h"+w.project+"/.envrc\x00"); hidden != (allow == nil) {
+			t.Errorf("allow %v: .envrc hidden = %v", allow, hidden)
+		}
+		if (planEnvLayer(view, project) == nil) != (planEnvLayer(view, all) == nil) {
+			t.Errorf("allow %v: the .env layer's plan differs", allow)
+		}
+	}
+}
