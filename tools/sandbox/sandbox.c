@@ -90,8 +90,10 @@ static void hush_sb_die(const char *what, const char *path) {
 	_exit(HUSH_SB_FAIL);
 }
 
-static int hush_sb_write_file(const char *path, const char *text) {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+// hush_sb_write_file writes text to path, relative to dirfd (AT_FDCWD or a
+// directory).
+static int hush_sb_write_file(int dirfd, const char *path, const char *text) {
+	int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		return -1;
 	}
@@ -294,7 +296,7 @@ static void hush_sb_mount_proc(int root, int world, const char *flags) {
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
 		hush_sb_die("mount /proc for the new PID namespace", NULL);
 	}
-	if (world) {
+	if (world == 1) {
 		// The host's root goes (hush_sb_world).
 		if (umount2("/.oldroot", MNT_DETACH) != 0 || rmdir("/.oldroot") != 0) {
 			hush_sb_die("detach the host's root", NULL);
@@ -756,23 +758,153 @@ static int hush_sb_listen_lo(int port) {
 // namespace's /proc: the id maps, the masks, root's /dev, lo, root's
 // capabilities, no_new_privs and the Landlock scope. Both ways in run it:
 // the init below and hush_sb_spawn's child.
-static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, int world, const char *masks, const char *end, int tfd) {
-	char map[64];
+static void hush_sb_id_maps(int procfd, uid_t uid, gid_t gid) {
+	// procfd: a /proc that shows this process as self (the host's, where
+	// the mount namespace's own is a template's, hush_sb_spawn_via).
+	int dir = procfd >= 0 ? procfd : AT_FDCWD;
+	const char *pre = procfd >= 0 ? "self/" : "/proc/self/";
+	char path[64], map[64];
 	snprintf(map, sizeof map, "%ld %ld 1\n", (long)uid, (long)uid);
-	if (hush_sb_write_file("/proc/self/uid_map", map) != 0) {
+	snprintf(path, sizeof path, "%suid_map", pre);
+	if (hush_sb_write_file(dir, path, map) != 0) {
 		hush_sb_die("write", "uid_map");
 	}
-	if (hush_sb_write_file("/proc/self/setgroups", "deny") != 0) {
+	snprintf(path, sizeof path, "%ssetgroups", pre);
+	if (hush_sb_write_file(dir, path, "deny") != 0) {
 		hush_sb_die("write", "setgroups");
 	}
 	snprintf(map, sizeof map, "%ld %ld 1\n", (long)gid, (long)gid);
-	if (hush_sb_write_file("/proc/self/gid_map", map) != 0) {
+	snprintf(path, sizeof path, "%sgid_map", pre);
+	if (hush_sb_write_file(dir, path, map) != 0) {
 		hush_sb_die("write", "gid_map");
 	}
+}
+
+// hush_sb_below: path lies strictly below dir.
+static int hush_sb_below(const char *path, const char *dir) {
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+// hush_sb_fresh_tmpfs gives a call started from a world template a tmpfs
+// of its own at each of the world's tmpfs records (the private home, a /tmp
+// per call): the template's is every call's, and what one call wrote there
+// the next would read. Over the template's, a new tmpfs; into it, what the
+// template holds below it: a copy of each mount (a bind of the project, a
+// cache, a toolchain, with what is mounted inside it, .env masks included,
+// still locked) and each link. rec..end are the plan's world records,
+// parents first.
+static void hush_sb_fresh_tmpfs(const char *rec, const char *end) {
+	for (const char *r = rec; r < end && *r;) {
+		char kind = *r;
+		const char *path = r + 1;
+		const char *arg = path + strlen(path) + 1;
+		if (arg >= end) {
+			break;
+		}
+		r = arg + strlen(arg) + 1;
+		if (kind != 't' || strcmp(path, "/") == 0) {
+			continue; // the root itself is the template's, read-only
+		}
+		int old = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (old < 0) {
+			hush_sb_die("open the template's", path);
+		}
+		if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, arg) != 0) {
+			hush_sb_die("mount a tmpfs on", path);
+		}
+		// The mounts copied so far: what is below one came with it.
+		const char *copied[64];
+		int ncopied = 0;
+		for (const char *q = r; q < end && *q;) {
+			char qkind = *q;
+			const char *qpath = q + 1;
+			const char *qarg = qpath + strlen(qpath) + 1;
+			if (qarg >= end) {
+				break;
+			}
+			q = qarg + strlen(qarg) + 1;
+			int inside = 0;
+			for (int i = 0; i < ncopied && !inside; i++) {
+				inside = hush_sb_below(qpath, copied[i]);
+			}
+			if (!hush_sb_below(qpath, path) || inside) {
+				continue;
+			}
+			const char *rel = qpath + strlen(path) + 1;
+			if (qkind == 'l') {
+				char parent[4200];
+				snprintf(parent, sizeof parent, "%s", qpath);
+				char *slash = strrchr(parent, '/');
+				if (slash != NULL) {
+					*slash = 0;
+					hush_sb_mkdirs(parent);
+				}
+				if (symlink(qarg, qpath) != 0 && errno != EEXIST) {
+					hush_sb_die("make the link", qpath);
+				}
+				continue;
+			}
+			if (qkind != 'r' && qkind != 'w' && qkind != 't') {
+				continue; // 'h' here hid nothing: the template's tmpfs held no file
+			}
+			int m = (int)syscall(SYS_open_tree, old, rel, HUSH_OPEN_TREE_CLONE | 0x8000 | O_CLOEXEC); // AT_RECURSIVE
+			if (m < 0) {
+				if (hush_sb_skippable(errno)) {
+					continue; // not in the template either
+				}
+				hush_sb_die("copy the template's", qpath);
+			}
+			struct stat st;
+			if (fstat(m, &st) != 0) {
+				hush_sb_die("copy the template's", qpath);
+			}
+			if (S_ISDIR(st.st_mode)) {
+				hush_sb_mkdirs(qpath);
+			} else {
+				char parent[4200];
+				snprintf(parent, sizeof parent, "%s", qpath);
+				char *slash = strrchr(parent, '/');
+				if (slash != NULL) {
+					*slash = 0;
+					hush_sb_mkdirs(parent);
+				}
+				int fd = open(qpath, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+				if (fd >= 0) {
+					close(fd);
+				}
+			}
+			if (syscall(SYS_move_mount, m, "", AT_FDCWD, qpath, HUSH_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+				hush_sb_die("copy the template's", qpath);
+			}
+			close(m);
+			if (ncopied < 64) {
+				copied[ncopied++] = qpath;
+			}
+		}
+		close(old);
+	}
+}
+
+// HUSH_SB_TEMPLATED: hush_sb_setup's world argument for a child whose
+// mount namespace is a copy of a world template (hush_sb_world_template):
+// the root is built; only what is the call's own is left to make.
+#define HUSH_SB_TEMPLATED 2
+
+static void hush_sb_setup(uid_t uid, gid_t gid, int root, int net, int world, const char *masks, const char *end, int tfd, int procfd) {
+	hush_sb_id_maps(procfd, uid, gid);
 	// From here on nobody may ptrace this process (hush_sb_spawn's child
 	// shares hush's memory until it execs).
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	hush_sb_own_keyring();
+	if (world == HUSH_SB_TEMPLATED) {
+		// The template's mounts are private already. The call's own: a
+		// home (and /tmp, when the session has none) of its own, a devpts
+		// (no other call's terminals) and a /dev/shm.
+		hush_sb_fresh_tmpfs(masks, end);
+		hush_sb_dev_own("/dev");
+		goto built;
+	}
 	// Nothing mounted here may reach the parent's namespace.
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
 		hush_sb_die("make / private", NULL);
@@ -993,7 +1125,7 @@ __attribute__((constructor(101))) static void hush_sandbox_init(int argc, char *
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (net ? CLONE_NEWNET : 0)) != 0) {
 		hush_sb_die("create the namespaces", NULL);
 	}
-	hush_sb_setup(uid, gid, root, net, world, masks, end, -1);
+	hush_sb_setup(uid, gid, root, net, world, masks, end, -1, -1);
 	// This process stays outside the PID namespace and waits for its init.
 	// hush's SIGTERM reaches the tool directly (it is in this process
 	// group); here it must not end the wait, so it gets a handler that
@@ -1060,6 +1192,12 @@ struct hush_sb_spawn_args {
 	const char *flags;       // the plan's flags word
 	uid_t uid;
 	gid_t gid;
+	// A world template (hush_sb_world_template) to start in, or -1: its
+	// user and mount namespaces, and a descriptor of hush's /proc.
+	int tuser, tmnt, procfd;
+	int pid; // out, through a template: the tool's pid, or -errno
+	char *stack2; // the tool's stack, through a template
+	int probe; // stop once the namespace's /proc is mounted, exit 0
 };
 
 // hush_sb_spawn_child runs in a child that shares hush's memory (vfork:
@@ -1077,14 +1215,22 @@ static int hush_sb_spawn_child(void *p) {
 	// descriptor table (CLONE_FILES), so the reference opened here is
 	// hush's at once; then it takes a copy of the table for itself, before
 	// it touches any other descriptor.
-	a->nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	// Through a template, this namespace's /proc is the template's: hush's
+	// shows this process as self.
+	int pdir = a->procfd >= 0 ? a->procfd : AT_FDCWD;
+	const char *pns = a->procfd >= 0 ? "self/ns/" : "/proc/self/ns/";
+	char nsp[32];
+	snprintf(nsp, sizeof nsp, "%smnt", pns);
+	a->nsfd = openat(pdir, nsp, O_RDONLY | O_CLOEXEC);
 	if (a->pport > 0) {
 		a->pfd = hush_sb_proxy_listen(a->pport);
 		// References hush keeps to reach a local service this call starts
 		// (hush_sb_netns_connect), and listeners for the services earlier
 		// calls of the session started, which hush forwards to them.
-		a->userfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-		a->netfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		snprintf(nsp, sizeof nsp, "%suser", pns);
+		a->userfd = openat(pdir, nsp, O_RDONLY | O_CLOEXEC);
+		snprintf(nsp, sizeof nsp, "%snet", pns);
+		a->netfd = openat(pdir, nsp, O_RDONLY | O_CLOEXEC);
 		for (int i = 0; i < a->nfwd; i++) {
 			a->fwdfds[i] = a->pfd >= 0 ? hush_sb_listen_lo(a->fwd[i]) : -EINVAL;
 		}
@@ -1129,6 +1275,16 @@ static int hush_sb_spawn_child(void *p) {
 	if (a->envfs >= 0 && above < 0) {
 		_exit(HUSH_SB_FAIL);
 	}
+	// Through a template (no template copy, no .env layer): hush's /proc
+	// at 3 (close-on-exec), for the id maps.
+	int procfd = -1;
+	if (a->procfd >= 0) {
+		int pf = fcntl(a->procfd, F_DUPFD_CLOEXEC, 10);
+		if (pf < 0 || (procfd = dup3(pf, 3, O_CLOEXEC)) < 0) {
+			_exit(HUSH_SB_FAIL);
+		}
+		above = 4;
+	}
 	syscall(436, above > 0 ? (unsigned)above : tfd >= 0 ? 4U : 3U, ~0U, 0U); // close_range
 	if (setsid() < 0) {
 		hush_sb_die("setsid", NULL);
@@ -1146,13 +1302,189 @@ static int hush_sb_spawn_child(void *p) {
 	// The flag is the shared memory's, so hush starts one such child at
 	// a time (spawnLock).
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, a->world, a->masks, a->end, tfd);
-	hush_sb_mount_proc(a->uid == 0, a->world, a->flags);
+	int world = a->tmnt >= 0 ? HUSH_SB_TEMPLATED : a->world;
+	hush_sb_setup(a->uid, a->gid, a->uid == 0, a->net, world, a->masks, a->end, tfd, procfd);
+	hush_sb_mount_proc(a->uid == 0, world, a->flags);
+	if (a->probe) {
+		_exit(0);
+	}
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(a->path, a->argv, a->envp);
 	hush_sb_die("run", a->path);
+	return 0;
+}
+
+// hush_sb_spawn_via runs in a vfork'd child of hush that is in no new
+// namespace: it joins a world template's user and mount namespaces
+// (hush_sb_world_template; hush owns the user namespace, so the child may)
+// and clones the tool's child from there — new user (a child of the
+// template's), mount (a copy of the template, every mount of it locked),
+// PID and, for its own network, network namespaces — as hush's child
+// (CLONE_PARENT): hush waits for the tool as for any other. It leaves as
+// soon as the tool has exec'd, with the tool's pid in a->pid.
+static int hush_sb_spawn_via(void *p) {
+	struct hush_sb_spawn_args *a = p;
+	if (setns(a->tuser, CLONE_NEWUSER) != 0 || setns(a->tmnt, CLONE_NEWNS) != 0) {
+		a->pid = -errno;
+		_exit(0);
+	}
+	int cflags = CLONE_PARENT | CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+		(a->net ? CLONE_NEWNET : 0);
+	int pid = clone(hush_sb_spawn_child, a->stack2, cflags, a);
+	a->pid = pid < 0 ? -errno : pid;
+	_exit(0);
+}
+
+// hush_sb_world_template_child builds a world from the plan's records, as
+// a tool's set-up would (hush_sb_world, then its /proc and the host's root
+// detached), in namespaces of its own, and leaves: hush holds them by the
+// descriptors opened first, in its own table.
+static int hush_sb_world_template_child(void *p) {
+	struct hush_sb_spawn_args *a = p;
+	a->userfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	a->nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (a->userfd < 0 || a->nsfd < 0 || unshare(CLONE_FILES) != 0) {
+		_exit(HUSH_SB_FAIL);
+	}
+	// Its complaints go to hush (a->fds[2], a pipe), not to hush's stderr.
+	if (dup2(a->fds[2], 2) < 0) {
+		_exit(HUSH_SB_FAIL);
+	}
+	syscall(436, 3U, ~0U, 0U); // close_range
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); // for the id maps: see hush_sb_spawn_child
+	hush_sb_id_maps(-1, a->uid, a->gid);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+		hush_sb_die("make / private", NULL);
+	}
+	if (chdir("/") != 0) {
+		hush_sb_die("chdir", "/");
+	}
+	hush_sb_world(a->masks, a->end, a->uid == 0);
+	// Its /proc: the kernel lets each call's namespace mount its own only
+	// where one is fully visible; no mount under it, so none is in the way.
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+		hush_sb_die("mount /proc", NULL);
+	}
+	if (umount2("/.oldroot", MNT_DETACH) != 0 || rmdir("/.oldroot") != 0) {
+		hush_sb_die("detach the host's root", NULL);
+	}
+	// Every call of the session starts from these mounts: the root's
+	// tmpfs and /dev's (the links in it) are read-only, so no call leaves
+	// a /bin or a /dev/stdout of its own for the next.
+	struct hush_mount_attr ro = {0};
+	ro.attr_set = HUSH_MOUNT_ATTR_RDONLY;
+	if (syscall(SYS_mount_setattr, -1, "/", 0x100, &ro, sizeof ro) != 0 || // AT_SYMLINK_NOFOLLOW
+	    syscall(SYS_mount_setattr, -1, "/dev", 0x100, &ro, sizeof ro) != 0) {
+		hush_sb_die("make read-only", "/ and /dev");
+	}
+	if (a->uid == 0) {
+		hush_sb_sys_readonly();
+	}
+	_exit(0);
+}
+
+// hush_sb_world_template builds, once for many calls, the root a world's
+// plan describes (its records; no .env layer) in new user, mount and PID
+// namespaces, and returns 0 with *userfd and *mntfd, references to the user
+// and mount namespaces, or -errno; a set-up that failed writes why to errfd.
+// hush_sb_spawn starts a tool in a copy of it (tuser, tmnt): each call
+// keeps its own user, PID (and /proc), devpts, /dev/shm, keyring and
+// network namespaces, and the mounts it copies are locked, as the host's
+// are in a world built per call.
+int hush_sb_world_template(const char *plan, size_t len, int errfd, int procfd, int *userfd, int *mntfd) {
+	*userfd = -1;
+	*mntfd = -1;
+	const char *flags = plan + sizeof HUSH_SB_MAGIC;
+	struct hush_sb_spawn_args a;
+	memset(&a, 0, sizeof a);
+	a.masks = flags + strlen(flags) + 1;
+	a.end = plan + len;
+	a.fds[2] = errfd;
+	a.userfd = -1;
+	a.nsfd = -1;
+	a.uid = getuid();
+	a.gid = getgid();
+	const size_t stack_size = 256 << 10;
+	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		return -errno;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int pid = clone(hush_sb_world_template_child, stack + stack_size,
+		CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, &a);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int st = 0;
+	if (pid > 0) {
+		while (waitpid(pid, &st, __WCLONE) < 0 && errno == EINTR) {
+		}
+	}
+	munmap(stack, stack_size);
+	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		if (a.userfd >= 0) {
+			close(a.userfd);
+		}
+		if (a.nsfd >= 0) {
+			close(a.nsfd);
+		}
+		return pid < 0 ? -e : -EPERM;
+	}
+	// One start through it, stopped once its /proc is mounted: a kernel
+	// that refuses any step refuses the template, not every call.
+	struct hush_sb_spawn_args p;
+	memset(&p, 0, sizeof p);
+	p.envp = NULL;
+	p.dir = "/";
+	p.fds[0] = p.fds[1] = p.fds[2] = errfd;
+	p.nsfd = p.pfd = p.userfd = p.netfd = p.tfd = p.envfs = -1;
+	p.world = 1;
+	p.flags = "";
+	p.uid = a.uid;
+	p.gid = a.gid;
+	p.tuser = a.userfd;
+	p.tmnt = a.nsfd;
+	p.procfd = procfd;
+	p.probe = 1;
+	p.pid = -EINVAL;
+	stack = mmap(NULL, 2 * stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		e = errno;
+		close(a.userfd);
+		close(a.nsfd);
+		return -e;
+	}
+	p.stack2 = stack + 2 * stack_size;
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int via = clone(hush_sb_spawn_via, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &p);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int ok = 0;
+	if (via > 0) {
+		while (waitpid(via, NULL, 0) < 0 && errno == EINTR) {
+		}
+		if (p.pid > 0) {
+			while (waitpid(p.pid, &st, 0) < 0 && errno == EINTR) {
+			}
+			ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		}
+		e = p.pid < 0 ? -p.pid : EPERM;
+	}
+	munmap(stack, 2 * stack_size);
+	if (p.nsfd >= 0) {
+		close(p.nsfd);
+	}
+	if (!ok) {
+		close(a.userfd);
+		close(a.nsfd);
+		return -e;
+	}
+	*userfd = a.userfd;
+	*mntfd = a.nsfd;
 	return 0;
 }
 
@@ -1165,7 +1497,7 @@ static int hush_sb_spawn_child(void *p) {
 // closes once the child has been waited for.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
 	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd,
-	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd) {
+	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd, int tuser, int tmnt, int procfd) {
 	*nsfd = -1;
 	*pfd = -1;
 	*userfd = -1;
@@ -1200,15 +1532,20 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	a.end = plan + len;
 	a.uid = getuid();
 	a.gid = getgid();
+	a.tuser = tuser;
+	a.tmnt = a.world && tuser >= 0 && procfd >= 0 ? tmnt : -1;
+	a.procfd = a.tmnt >= 0 ? procfd : -1;
 	a.tfd = a.uid == 0 && tmpl >= 0 && !a.world ? (int)syscall(SYS_open_tree, tmpl, "", HUSH_OPEN_TREE_CLONE | O_CLOEXEC | 0x1000) : -1;
 	// The child's stack, made once: one child at a time uses it
 	// (spawnMu), and only until it execs, before clone returns here. An
 	// mmap and munmap per call cost more than that (the munmap stops every
 	// other thread of hush's to flush its TLB).
+	// Through a template, a second one: the tool's, beside the one that
+	// joins the template.
 	static char *stack;
 	const size_t stack_size = 256 << 10;
 	if (stack == NULL) {
-		char *s = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		char *s = mmap(NULL, 2 * stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 		if (s == MAP_FAILED) {
 			int e = errno;
 			if (a.tfd >= 0) {
@@ -1221,9 +1558,27 @@ int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const 
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int cflags = CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (a.net ? CLONE_NEWNET : 0);
-	int pid = clone(hush_sb_spawn_child, stack + stack_size, cflags, &a);
-	int e = errno;
+	int pid, e;
+	if (a.tmnt >= 0) {
+		// The joining child's exit signal is the tool's too (CLONE_PARENT
+		// takes it from there): SIGCHLD, as for any child of hush's.
+		a.pid = -EINVAL;
+		a.stack2 = stack + 2 * stack_size;
+		int via = clone(hush_sb_spawn_via, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &a);
+		e = errno;
+		if (via > 0) {
+			while (waitpid(via, NULL, 0) < 0 && errno == EINTR) {
+			}
+			pid = a.pid;
+			e = -a.pid;
+		} else {
+			pid = -1;
+		}
+	} else {
+		int cflags = CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | (a.net ? CLONE_NEWNET : 0);
+		pid = clone(hush_sb_spawn_child, stack + stack_size, cflags, &a);
+		e = errno;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (a.tfd >= 0) {
 		close(a.tfd);

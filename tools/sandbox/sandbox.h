@@ -20,7 +20,14 @@ int hush_sb_template(void);
 // layer server (envfs.c), or -1.
 int hush_sb_spawn(const char *path, char *const *argv, char *const *envp, const char *dir,
 	int fd0, int fd1, int fd2, int pdeathsig, const char *plan, size_t len, int tmpl, int pport, int envfs, int *nsfd, int *pfd,
-	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd);
+	int *userfd, int *netfd, const int *fwd, int *fwdfds, int nfwd, int tuser, int tmnt, int procfd);
+
+// hush_sb_world_template builds a world's root (the plan's records) once,
+// for hush_sb_spawn to start tools in copies of (tuser, tmnt, with procfd a
+// descriptor of hush's /proc), and starts one probe through it: 0 and
+// references to its user and mount namespaces, or -errno, with why on
+// errfd.
+int hush_sb_world_template(const char *plan, size_t len, int errfd, int procfd, int *userfd, int *mntfd);
 
 // hush_sb_netns_connect connects to 127.0.0.1:port inside the network
 // namespace netfd (owned by the user namespace userfd), returning the

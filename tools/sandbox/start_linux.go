@@ -267,9 +267,22 @@ func (d *Direct) Start(c *exec.Cmd) (err error) {
 	if d.ll != nil {
 		pid, nsfd = d.ll.spawn(path, &argv[0], &envp[0], dir, fds, pdeathsig), -1
 	} else {
-		pid = C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
-			C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), C.int(envSock), &nsfd, &pfd,
-			&userfd, &netfd, &fwd[0], &fwdfds[0], C.int(len(d.forward)))
+		spawn := func(tuser, tmnt, procfd int) C.int {
+			return C.hush_sb_spawn(path, &argv[0], &envp[0], dir, C.int(fds[0].Fd()), C.int(fds[1].Fd()), C.int(fds[2].Fd()),
+				C.int(pdeathsig), (*C.char)(plan), C.size_t(len(d.plan)), C.int(tmpl), C.int(pport), C.int(envSock), &nsfd, &pfd,
+				&userfd, &netfd, &fwd[0], &fwdfds[0], C.int(len(d.forward)), C.int(tuser), C.int(tmnt), C.int(procfd))
+		}
+		pid = -1
+		if t := worldTemplateFor(d.plan); t != nil && d.envDir == "" {
+			if pid = spawn(t.user, t.mnt, int(worldTemplates.proc.Fd())); pid < 0 {
+				// Joining the template was refused: this call and the next
+				// build their own world.
+				worldTemplates.off = true
+			}
+		}
+		if pid < 0 {
+			pid = spawn(-1, -1, -1)
+		}
 	}
 	spawnLock.Unlock()
 	if d.env != nil {

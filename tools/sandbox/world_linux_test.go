@@ -122,3 +122,112 @@ func TestWorldPlanNeedsOnlyTheProjectMasks(t *testing.T) {
 		}
 	}
 }
+
+// TestWorldTemplateFollowsTheHost: bash calls start in copies of one
+// world template (template_linux.go). A .env saved by rename on the host
+// between two calls, and a .env made since, stay hidden from the next
+// call (raw bytes); what one call tries to leave in the shared root or
+// /dev for the next is refused, and what it writes in its private home
+// the next does not see; the project and the home still take writes. The
+// control reads the new values outside the sandbox.
+func TestWorldTemplateFollowsTheHost(t *testing.T) {
+	if !Status().Namespaces {
+		t.Skip(Status().Reason)
+	}
+	w := newPolicyWorld(t)
+	c1, c2, c3 := canary(t), canary(t), canary(t)
+	if err := os.WriteFile(w.project+"/.env", []byte(c1+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Policy: w.policy(t, nil), Masks: m, Constructed: true}
+	read := `cd ` + w.project + `; for f in .env sub2/.env; do xxd -p "$f" 2>/dev/null | tr -d '\n'; echo; done; echo local-bytes:$(cat sub/.env.local | wc -c)`
+	out := runDirect(t, cfg, w.project, read+`
+echo x > /planted 2>/dev/null || echo root:refused
+rm -f /dev/stdout 2>/dev/null; ln -s /tmp/x /dev/stdout2 2>/dev/null || echo dev:refused
+echo kept > `+w.home+`/note && echo home:ok
+echo kept > `+w.project+`/note && echo project:ok`)
+	for _, want := range []string{"root:refused", "dev:refused", "home:ok", "project:ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first call: %q missing:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, hexOf(c1)) {
+		t.Fatalf("first call read the .env:\n%s", out)
+	}
+	spawnLock.Lock()
+	templated := len(worldTemplates.m) > 0 && !worldTemplates.off
+	spawnLock.Unlock()
+	if !templated {
+		t.Fatal("the call did not start from a world template")
+	}
+
+	// An editor's save: a new file renamed over the old one (the kernel
+	// detaches the mounts on the old one, the template's mask too); then
+	// a .env in a directory made since.
+	if err := os.WriteFile(w.project+"/.env.swp", []byte(c2+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(w.project+"/.env.swp", w.project+"/.env"); err != nil {
+		t.Fatal(err)
+	}
+	out = runDirect(t, cfg, w.project, read+`; ls -l /dev/stdout; ls / | tr '\n' ' '; cat `+w.home+`/note 2>/dev/null || echo home:fresh`)
+	if !strings.Contains(out, "home:fresh") {
+		t.Errorf("the next call read what the first wrote in its private home:\n%s", out)
+	}
+	if !strings.Contains(out, "/dev/stdout -> /proc/self/fd/1") || strings.Contains(out, "planted") {
+		t.Errorf("the first call left something in / or /dev:\n%s", out)
+	}
+	if err := os.MkdirAll(w.project+"/sub2", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.project+"/sub2/.env", []byte(c3+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out += runDirect(t, cfg, w.project, read)
+	for _, c := range []string{c1, c2, c3} {
+		if strings.Contains(out, hexOf(c)) || strings.Contains(out, c) {
+			t.Errorf("a later call read a .env saved or made on the host since:\n%s", out)
+		}
+	}
+	if out := runDirect(t, nil, w.project, read); !strings.Contains(out, hexOf(c2)) || !strings.Contains(out, hexOf(c3)) {
+		t.Fatalf("control: the new values are not readable outside:\n%s", out)
+	}
+}
+
+// TestWorldTemplateNetworkIsTheCallsOwn: a proxied call through a world
+// template still gets a network of its own: its only listener is the
+// egress proxy's, whatever the call before listened on; and a root tool
+// binds a port below 1024 there.
+func TestWorldTemplateNetworkIsTheCallsOwn(t *testing.T) {
+	if !Status().Namespaces {
+		t.Skip(Status().Reason)
+	}
+	w := newPolicyWorld(t)
+	m, err := NewMaskSet(MaskOptions{Home: w.home, DataDir: w.data, ConfigDir: w.config, Project: w.project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Policy: w.policy(t, nil), Masks: m, Constructed: true, Proxy: true}
+	script := `echo ns:$(readlink /proc/self/ns/net)
+echo listening:$(tail -n +2 /proc/net/tcp | awk '$4 == "0A" {print $2}' | tr '\n' ' ')
+python3 -c 'import socket,os
+s=socket.socket(); s.bind(("127.0.0.1",4401)); s.listen(); print("bind:ok")
+if os.getuid() == 0:
+    r=socket.socket(); r.bind(("127.0.0.1",80)); print("bind80:ok")' 2>&1`
+	for i := 0; i < 4; i++ {
+		out := runDirect(t, cfg, w.project, script)
+		if !strings.Contains(out, "listening:0100007F:03FF\n") {
+			t.Errorf("call %d: listeners other than the proxy's (127.0.0.1:1023):\n%s", i, out)
+		}
+		if !strings.Contains(out, "bind:ok") || os.Getuid() == 0 && !strings.Contains(out, "bind80:ok") {
+			t.Errorf("call %d: the tool could not bind in its network:\n%s", i, out)
+		}
+		if !strings.HasPrefix(out, "ns:net:[") {
+			t.Errorf("call %d: no network of its own:\n%s", i, out)
+		}
+	}
+}
