@@ -157,17 +157,19 @@ static int hush_ll_child(void *p) {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		hush_ll_die("set no_new_privs", NULL);
 	}
-	if (syscall(SYS_landlock_restrict_self, 3, a->llflags) != 0) {
-		hush_ll_die("apply the Landlock ruleset", NULL);
-	}
-	close(3);
-	// The call's own layer: TCP connect only to its egress proxy's port.
+	// The call's own layer first: TCP connect only to its egress proxy's
+	// port. Each restrict_self copies the domain it stacks on, so the
+	// one-rule layer goes below the view's, which has a rule per path.
 	if (nrs >= 0) {
 		if (syscall(SYS_landlock_restrict_self, 4, 0U) != 0) {
 			hush_ll_die("apply the Landlock network ruleset", NULL);
 		}
 		close(4);
 	}
+	if (syscall(SYS_landlock_restrict_self, 3, a->llflags) != 0) {
+		hush_ll_die("apply the Landlock ruleset", NULL);
+	}
+	close(3);
 	struct sock_fprog prog = {.len = a->nfilter, .filter = (struct sock_filter *)a->filter};
 	if (a->nfilter > 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
 		hush_ll_die("apply the seccomp filter", NULL);

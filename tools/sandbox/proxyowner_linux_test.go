@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && cgo
 
 package sandbox
 
@@ -76,4 +76,24 @@ func BenchmarkOwnerLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkProxyLayer is what a "proxy" call adds to a start in the
+// Landlock world before the tool runs: its listener on the host's loopback
+// and its Landlock layer (both closed again).
+func BenchmarkProxyLayer(b *testing.B) {
+	for b.Loop() {
+		l, err := listenProxy()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fd, err := proxyRuleset(l.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		l.Close()
+	}
 }
