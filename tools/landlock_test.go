@@ -141,8 +141,15 @@ func TestLandlockWorldHere(t *testing.T) {
 	// As a session makes it (a policy), and from a mask set alone.
 	t.Run("policy", func(t *testing.T) {
 		landlockAttacks(t, func(w world) *sandbox.Config {
+			// hush's executable exists, a regular file of the view
+			// outside every directory it grants, as where `hush audit`
+			// runs a copy (a directory rule on it made every start fail).
+			exe := w.root + "/hush-exe/hush"
+			if err := copyExe(exe); err != nil {
+				t.Fatal(err)
+			}
 			p, err := sandbox.NewPolicy(sandbox.PolicyOptions{Dir: w.project, Home: w.home, PathEnv: "/usr/local/bin:/usr/bin:/bin",
-				HushDirs: []string{w.data, w.config}, Executable: w.home + "/go/bin/hush"})
+				HushDirs: []string{w.data, w.config}, Executable: exe})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,11 +78,22 @@ func (v *LandlockView) ruleset() (r *landlockRuleset, owned bool, err error) {
 		return r, false, nil
 	}
 	var rules []landlock.Rule
-	if len(v.Read) > 0 {
-		rules = append(rules, landlock.RODirs(v.Read...).IgnoreIfMissing())
+	// A regular file of the view (hush's executable, ~/.gitconfig) takes
+	// a file rule: the kernel refuses directory rights on a file (EINVAL),
+	// and with them every start.
+	readDirs, readFiles := splitFiles(v.Read)
+	writeDirs, writeFiles := splitFiles(v.Write)
+	if len(readDirs) > 0 {
+		rules = append(rules, landlock.RODirs(readDirs...).IgnoreIfMissing())
 	}
-	if len(v.Write) > 0 {
-		rules = append(rules, landlock.RWDirs(v.Write...).WithRefer().IgnoreIfMissing())
+	if len(readFiles) > 0 {
+		rules = append(rules, landlock.ROFiles(readFiles...).IgnoreIfMissing())
+	}
+	if len(writeDirs) > 0 {
+		rules = append(rules, landlock.RWDirs(writeDirs...).WithRefer().IgnoreIfMissing())
+	}
+	if len(writeFiles) > 0 {
+		rules = append(rules, landlock.RWFiles(writeFiles...).IgnoreIfMissing())
 	}
 	if len(v.Devices) > 0 {
 		rules = append(rules, landlock.RWFiles(v.Devices...).IgnoreIfMissing())
@@ -109,6 +120,19 @@ func (v *LandlockView) ruleset() (r *landlockRuleset, owned bool, err error) {
 	}
 	rulesets.m[key] = r
 	return r, false, nil
+}
+
+// splitFiles parts paths into directories (or missing paths, which the
+// rules ignore) and everything else: regular files, devices.
+func splitFiles(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }
 
 func (v *LandlockView) key() string {
