@@ -69,6 +69,7 @@ type Spec struct {
 	// Local, with Egress, are the session's local services (localnet.go):
 	// the child reaches those its session's running calls listen on at
 	// 127.0.0.1, and its own are reached by the session's later calls.
+	// A child whose Env holds a secret gets neither.
 	Local *LocalServices
 	// KillGrace is how long a cancelled child's group gets between SIGTERM
 	// and SIGKILL. Zero means SIGKILL at once.
@@ -199,6 +200,14 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 	if box != nil && spec.Egress != nil && !box.NoNetwork {
 		b := *box
 		b.Proxy = true
+		if spec.Env.holdsSecret() {
+			// A call holding a secret reaches no session service, and
+			// its own are no one's: a service of the session is a
+			// program that may reach any public host, so a port
+			// forwarded either way would carry the secret past its
+			// binding (TestSessionServicesCarryNoGrantedSecret).
+			spec.Local = nil
+		}
 		b.Forward = spec.Local.ports()
 		box = &b
 	}
@@ -233,6 +242,16 @@ func Command(ctx context.Context, spec Spec) (*Cmd, error) {
 		c.local = spec.Local
 	}
 	return c, nil
+}
+
+// holdsSecret reports whether any variable's value came from the vault.
+func (e Env) holdsSecret() bool {
+	for _, v := range e {
+		if v.Secret {
+			return true
+		}
+	}
+	return false
 }
 
 // proxyNames are the variables that point a program at a proxy; a child
