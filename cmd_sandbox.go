@@ -142,7 +142,9 @@ func renderNetworkFor(w io.Writer, cfg config.Config, tool string, sb *sandbox.C
 		fmt.Fprintln(w, "  on the host's 127.0.0.1 at a port of the call's own, the one TCP port the tool may connect to (Landlock); UDP (DNS included),")
 		fmt.Fprintln(w, "  raw and packet sockets and TCP fast open are refused (seccomp)")
 		fmt.Fprintln(w, "  (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY point at it; a program that ignores them reaches no host at all)")
-		fmt.Fprintln(w, "  not here: the proxy's port is on the host's loopback, where any process could connect — it answers only the call's own processes;")
+		fmt.Fprintln(w, "  not here: Landlock's rule names a port, not an address — a server anywhere that listens on the call's port (an attacker's")
+		fmt.Fprintln(w, "  host can listen on every port) is reached directly, past the proxy; set [tools.NAME] network = \"none\" where that matters;")
+		fmt.Fprintln(w, "  the proxy's port is on the host's loopback, where any process could connect — it answers only the call's own processes;")
 		fmt.Fprintln(w, "  a tool may listen on the host's loopback, and a later call reaches a dev server it started only through the proxy")
 		fmt.Fprintln(w, "  ([network] allow = [\"127.0.0.1:PORT\"]), not directly")
 	default:

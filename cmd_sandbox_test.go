@@ -105,7 +105,7 @@ func TestSandboxShowNetworkLandlock(t *testing.T) {
 	if err := renderNetworkFor(&b, proxied, "bash", &sandbox.Config{}, st); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"TCP only to hush's egress proxy", "a port of the call's own", "UDP (DNS included)", "answers only the call's own processes",
+	for _, want := range []string{"TCP only to hush's egress proxy", "a port of the call's own", "UDP (DNS included)", "answers only the call's own processes", "names a port, not an address",
 		"a program that ignores them reaches no host at all", "deploy.example.com (secrets.DEPLOY_KEY.hosts)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the Landlock network section lacks %q:\n%s", want, b.String())

@@ -121,7 +121,7 @@ func SandboxNotice(cfg config.Config) string {
 		return "warning: " + st.Reason + "; [sandbox] required = true, so host tools (bash, background, MCP servers) will refuse to run"
 	case st.LandlockOnly:
 		return "warning: " + st.Reason + ". It still keeps hush's files, the vault, the rest of the home, other tools' environments and hush's memory from them, " +
-			"and their network goes only through hush's egress proxy (TCP to the call's own port on 127.0.0.1; no UDP), " +
+			"and their TCP goes only to the call's egress proxy port (Landlock names the port, not the host: a server elsewhere on that port is reached too; no UDP), " +
 			"but not the project's .env files, and they see every process (`hush sandbox show` lists what is missing)"
 	}
 	return "warning: " + st.Reason + " (set [sandbox] required = true to refuse them instead)"

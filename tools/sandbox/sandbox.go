@@ -217,9 +217,10 @@ func landlockProtections(reason string, abi int) []Protection {
 		on(ProtectKernelKeys, "seccomp: keyctl, add_key and request_key fail (no kernel key is read by its serial)"),
 		on(ProtectUnixSockets, "seccomp: no unix socket of the user's (X server, ssh ControlMaster, session bus, Docker) unless the config names it"),
 		on(ProtectNoPrivs, "no setuid or file-capability gain"),
-		on(ProtectNetwork, "a tool whose network is \"proxy\" (the default) reaches TCP only at its call's port of hush's egress proxy on the host's 127.0.0.1 "+
-			"(Landlock's TCP rule), which answers only the call's processes, and gets no UDP, raw or packet socket (seccomp); "+
-			"one whose network is off gets no internet socket at all, loopback included"),
+		on(ProtectNetwork, "a tool whose network is \"proxy\" (the default) connects over TCP only to its call's port (Landlock's TCP rule), where hush's egress proxy "+
+			"listens on the host's 127.0.0.1 and answers only the call's processes, and gets no UDP, raw or packet socket (seccomp); "+
+			"but the rule names a port, not an address: a server anywhere that listens on that port is reached directly. "+
+			"One whose network is off gets no internet socket at all, loopback included"),
 		off(ProtectPID, "no PID namespace: the tool lists every process and reads their command lines (ps); not their environment or memory"),
 		off(ProtectMounts, "Landlock grants whole trees: the project's .env family is readable and writable to the tool, "+
 			"and nothing inside the project or a build cache can be made read-only (hush's executable, if it lives there)"),
