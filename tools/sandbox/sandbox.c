@@ -434,28 +434,38 @@ static void hush_sb_mkdirs(const char *path) {
 	mkdir(p, 0755);
 }
 
-// hush_sb_mountpoint makes what src will be bound onto at dst: a
-// directory for a directory, an empty file for anything else.
-static int hush_sb_mountpoint(const char *src, const char *dst) {
-	struct stat st;
-	if (stat(src, &st) != 0) {
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		hush_sb_mkdirs(dst);
-		return 0;
-	}
-	char parent[4096];
-	snprintf(parent, sizeof parent, "%s", dst);
+// hush_sb_mkparent makes every missing directory above path (absolute).
+static void hush_sb_mkparent(const char *path) {
+	char parent[4200];
+	snprintf(parent, sizeof parent, "%s", path);
 	char *slash = strrchr(parent, '/');
 	if (slash != NULL && slash != parent) {
 		*slash = 0;
 		hush_sb_mkdirs(parent);
 	}
+}
+
+// hush_sb_mountpoint_at makes what a mount will be moved or bound onto at
+// dst: a directory for a directory (dir), an empty file for anything else.
+static void hush_sb_mountpoint_at(int dir, const char *dst) {
+	if (dir) {
+		hush_sb_mkdirs(dst);
+		return;
+	}
+	hush_sb_mkparent(dst);
 	int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0) {
 		close(fd);
 	}
+}
+
+// hush_sb_mountpoint makes what src will be bound onto at dst.
+static int hush_sb_mountpoint(const char *src, const char *dst) {
+	struct stat st;
+	if (stat(src, &st) != 0) {
+		return -1;
+	}
+	hush_sb_mountpoint_at(S_ISDIR(st.st_mode), dst);
 	return 0;
 }
 
@@ -529,13 +539,7 @@ static void hush_sb_world(const char *rec, const char *end, int root) {
 			break;
 		}
 		case 'l': {
-			char parent[4200];
-			snprintf(parent, sizeof parent, "%s", dst);
-			char *slash = strrchr(parent, '/');
-			if (slash != NULL) {
-				*slash = 0;
-				hush_sb_mkdirs(parent);
-			}
+			hush_sb_mkparent(dst);
 			if (symlink(arg, dst) != 0 && errno != EEXIST) {
 				hush_sb_die("make the link", path);
 			}
@@ -833,13 +837,7 @@ static void hush_sb_fresh_tmpfs(const char *rec, const char *end) {
 			}
 			const char *rel = qpath + strlen(path) + 1;
 			if (qkind == 'l') {
-				char parent[4200];
-				snprintf(parent, sizeof parent, "%s", qpath);
-				char *slash = strrchr(parent, '/');
-				if (slash != NULL) {
-					*slash = 0;
-					hush_sb_mkdirs(parent);
-				}
+				hush_sb_mkparent(qpath);
 				if (symlink(qarg, qpath) != 0 && errno != EEXIST) {
 					hush_sb_die("make the link", qpath);
 				}
@@ -859,21 +857,7 @@ static void hush_sb_fresh_tmpfs(const char *rec, const char *end) {
 			if (fstat(m, &st) != 0) {
 				hush_sb_die("copy the template's", qpath);
 			}
-			if (S_ISDIR(st.st_mode)) {
-				hush_sb_mkdirs(qpath);
-			} else {
-				char parent[4200];
-				snprintf(parent, sizeof parent, "%s", qpath);
-				char *slash = strrchr(parent, '/');
-				if (slash != NULL) {
-					*slash = 0;
-					hush_sb_mkdirs(parent);
-				}
-				int fd = open(qpath, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-				if (fd >= 0) {
-					close(fd);
-				}
-			}
+			hush_sb_mountpoint_at(S_ISDIR(st.st_mode), qpath);
 			if (syscall(SYS_move_mount, m, "", AT_FDCWD, qpath, HUSH_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
 				hush_sb_die("copy the template's", qpath);
 			}
