@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox/egress"
 )
 
 // NetworkProxy is the network setting (tools.dockerbash.network = "proxy")
@@ -121,11 +122,7 @@ func (pn *proxyNet) close(ctx context.Context, cli *Engine, timeout time.Duratio
 // env sets the proxy variables of seed 001's rule (a loopback-style
 // http:// URL with a port, both cases) in env, over any the call set.
 func (pn *proxyNet) env(env tools.Env) tools.Env {
-	vars := map[string]string{}
-	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
-		vars[n], vars[strings.ToLower(n)] = pn.url, pn.url
-	}
-	vars["NO_PROXY"], vars["no_proxy"] = "localhost,127.0.0.1,::1", "localhost,127.0.0.1,::1"
+	vars := egress.ProxyVars(pn.url)
 	out := env[:0:0]
 	for _, v := range env {
 		if _, ok := vars[v.Name]; !ok {

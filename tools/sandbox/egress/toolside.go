@@ -59,13 +59,20 @@ func ToolEnv(addr net.Addr) (map[string]string, error) {
 	if err := CheckProxyURL(u); err != nil {
 		return nil, err
 	}
+	return ProxyVars(u), nil
+}
+
+// ProxyVars is the proxy variables of ToolEnv for the proxy URL u, without
+// its check that u is on the tool's loopback: for a container, whose proxy
+// listens on its network's gateway (docker-bash's network = "proxy").
+func ProxyVars(u string) map[string]string {
 	env := map[string]string{}
 	for _, n := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
 		env[n] = u
 		env[strings.ToLower(n)] = u
 	}
 	env["NO_PROXY"], env["no_proxy"] = LocalNames, LocalNames
-	return env, nil
+	return env
 }
 
 // Dial opens a tunnel to host:port through the proxy at proxyAddr: the
