@@ -145,20 +145,12 @@ func readOnlyRisks(in RiskInput) []string {
 // family), by the kernel's own tables.
 var sshdListening = func() bool { return listeningOn(22) }
 
-// listeningOn reports whether /proc/net/tcp or tcp6 holds a socket in
-// LISTEN state on port.
+// listeningOn reports whether a TCP socket of this network, IPv4 or
+// IPv6, listens on port.
 func listeningOn(port int) bool {
-	want := fmt.Sprintf(":%04X", port)
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			fields := strings.Fields(line)
-			if len(fields) > 3 && strings.HasSuffix(fields[1], want) && fields[3] == "0A" {
-				return true
-			}
+	for _, l := range tools.Listeners("/proc/net") {
+		if l.Port == port {
+			return true
 		}
 	}
 	return false

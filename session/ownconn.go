@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hushcli/hush/tools"
+	"github.com/hushcli/hush/tools/sandbox"
 )
 
 // hush's own connections that carry a secret — the model's API key,
@@ -45,26 +45,20 @@ func dialOwn(ctx context.Context, network, addr string) (net.Conn, error) {
 // this machine's loopback or every address, or 0 when none is found (or
 // none may be looked at).
 func listenerPid(port int) int {
-	inodes := map[string]bool{}
+	var links []string
 	for _, l := range tools.Listeners("/proc/net") {
 		if l.Port == port {
-			inodes["socket:["+l.Inode+"]"] = true
+			links = append(links, "socket:["+l.Inode+"]")
 		}
 	}
-	if len(inodes) == 0 {
+	if len(links) == 0 {
 		return 0
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range procs {
-		fds, err := os.ReadDir(filepath.Join(d, "fd"))
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join(d, "fd", fd.Name())); err == nil && inodes[l] {
-				pid, _ := strconv.Atoi(filepath.Base(d))
-				return pid
-			}
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err == nil && sandbox.HoldsFile(pid, links...) {
+			return pid
 		}
 	}
 	return 0
@@ -76,17 +70,11 @@ func descendsFrom(pid, ancestor int) bool {
 		if pid == ancestor {
 			return true
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+		ppid, _, ok := sandbox.ProcStat(pid)
+		if !ok {
 			return false
 		}
-		// pid (comm) state ppid …: comm may hold spaces and parentheses.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 {
-			return false
-		}
-		pid, _ = strconv.Atoi(fields[1])
+		pid = ppid
 	}
 	return false
 }

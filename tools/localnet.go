@@ -1,13 +1,10 @@
 package tools
 
 import (
-	"bufio"
 	"io"
 	"net"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hushcli/hush/tools/sandbox"
@@ -163,26 +160,11 @@ type Listener struct {
 // a process's).
 func Listeners(netDir string) []Listener {
 	var out []Listener
-	for _, f := range []string{"tcp", "tcp6"} {
-		fh, err := os.Open(netDir + "/" + f)
-		if err != nil {
-			continue
+	sandbox.ReadTCP(netDir, func(s sandbox.TCPSocket) bool {
+		if s.State == sandbox.TCPListen {
+			out = append(out, Listener{Addr: s.LocalAddr, Port: s.LocalPort, Inode: s.Inode})
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Scan() // the header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // TCP_LISTEN
-				continue
-			}
-			addr, port, ok := strings.Cut(fields[1], ":")
-			p, err := strconv.ParseUint(port, 16, 16)
-			if !ok || err != nil {
-				continue
-			}
-			out = append(out, Listener{Addr: addr, Port: int(p), Inode: fields[9]})
-		}
-		fh.Close()
-	}
+		return false
+	})
 	return out
 }

@@ -3,10 +3,7 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
-	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -116,28 +113,17 @@ func diagInode(local, remote *net.TCPAddr) uint32 {
 // clientInode is the inode of the established TCP socket of this
 // network whose local port is local and remote port remote, or 0.
 func clientInode(local, remote int) uint32 {
-	want := fmt.Sprintf(":%04X", local)
-	wantRemote := fmt.Sprintf(":%04X", remote)
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Scan() // the header
-		for sc.Scan() {
-			fs := strings.Fields(sc.Text())
-			if len(fs) < 10 || fs[3] != "01" { // ESTABLISHED
-				continue
-			}
-			if strings.HasSuffix(fs[1], want) && strings.HasSuffix(fs[2], wantRemote) {
-				if n, err := strconv.ParseUint(fs[9], 10, 32); err == nil && n != 0 {
-					return uint32(n)
-				}
-			}
-		}
+	sock, ok := ReadTCP("/proc/net", func(s TCPSocket) bool {
+		return s.State == TCPEstablished && s.LocalPort == local && s.RemotePort == remote && s.Inode != "0"
+	})
+	if !ok {
+		return 0
 	}
-	return 0
+	n, err := strconv.ParseUint(sock.Inode, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
 }
 
 // sessionHolds says a process of the call whose tool is sid has link (a
@@ -155,7 +141,7 @@ func sessionHolds(sid int, link string) bool {
 			continue
 		}
 		seen[pid] = true
-		if holds(pid, link) {
+		if HoldsFile(pid, link) {
 			return true
 		}
 		queue = append(queue, children(pid)...)
@@ -166,25 +152,13 @@ func sessionHolds(sid int, link string) bool {
 	}
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
-		if err != nil || seen[pid] || procSession(pid) != sid {
+		if err != nil || seen[pid] {
 			continue
 		}
-		if holds(pid, link) {
-			return true
+		if _, s, ok := ProcStat(pid); !ok || s != sid {
+			continue
 		}
-	}
-	return false
-}
-
-// holds says pid has link among its open files.
-func holds(pid int, link string) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		if l, err := os.Readlink(dir + fd.Name()); err == nil && l == link {
+		if HoldsFile(pid, link) {
 			return true
 		}
 	}
@@ -211,27 +185,4 @@ func children(pid int) []int {
 		}
 	}
 	return out
-}
-
-// procSession is the session id of pid (/proc/PID/stat), or -1.
-func procSession(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// After the command name, which may hold spaces and parentheses:
-	// state, ppid, pgrp, session.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return -1
-	}
-	fs := strings.Fields(string(b[i+1:]))
-	if len(fs) < 4 {
-		return -1
-	}
-	sid, err := strconv.Atoi(fs[3])
-	if err != nil {
-		return -1
-	}
-	return sid
 }
