@@ -91,17 +91,9 @@ func firstNonEmpty(vs ...string) string {
 // HTTPS_PROXY, NO_PROXY in either case, from the start-up snapshot), for
 // hush's own connections and as the egress proxy's upstream.
 func userProxy(ambient map[string]string) func(*url.URL) (*url.URL, error) {
-	get := func(names ...string) string {
-		for _, n := range names {
-			if v := ambient[n]; v != "" {
-				return v
-			}
-		}
-		return ""
-	}
 	return (&httpproxy.Config{
-		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    get("NO_PROXY", "no_proxy"),
+		HTTPProxy:  firstNonEmpty(ambient["HTTP_PROXY"], ambient["http_proxy"]),
+		HTTPSProxy: firstNonEmpty(ambient["HTTPS_PROXY"], ambient["https_proxy"]),
+		NoProxy:    firstNonEmpty(ambient["NO_PROXY"], ambient["no_proxy"]),
 	}).ProxyFunc()
 }
